@@ -1,0 +1,37 @@
+/** Where a pause is in its life. */
+export const PauseStatus = {
+  /** Waiting for an answer (`isSent` once its channel's send returned). */
+  Pending: "pending",
+  /** A resume recorded its decision; the pass that holds the tree takes it. */
+  Resolved: "resolved",
+  /** Its step took the decision and went on, or its channel decided at once. */
+  Taken: "taken",
+  /** Withdrawn or cancelled before an answer. */
+  Cancelled: "cancelled",
+} as const;
+export type PauseStatus = (typeof PauseStatus)[keyof typeof PauseStatus];
+
+/** How a pause was resolved. */
+export const PauseResolution = {
+  /** Its channel answered at once with `ChannelOutcome.decided(…)`; the call never paused. */
+  Decided: "decided",
+  /** Answered through `app.resume`, by a decision or a reply. */
+  Replied: "replied",
+  /** Made obsolete: a FailFast sibling failed, or its launch's quorum was decided. */
+  Withdrawn: "withdrawn",
+  /** `app.cancel`, or its tree ended before an answer. */
+  Cancelled: "cancelled",
+} as const;
+export type PauseResolution = (typeof PauseResolution)[keyof typeof PauseResolution];
+
+/** The two ways a pause can close without an answer. */
+export type PauseCancellation = typeof PauseResolution.Withdrawn | typeof PauseResolution.Cancelled;
+
+/** Who may answer a pause. Required on every channel role: there is no default. */
+export const PauseAnswerer = {
+  /** The thread's owner answers with `ownerId`; the pauseId is listed in `result.pending`. */
+  ThreadOwner: "thread-owner",
+  /** Someone the channel authenticated answers with `answeredBy`; only the channel sees the pauseId. */
+  Channel: "channel",
+} as const;
+export type PauseAnswerer = (typeof PauseAnswerer)[keyof typeof PauseAnswerer];

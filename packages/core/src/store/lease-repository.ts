@@ -1,0 +1,24 @@
+import type { Fence } from "./fence.js";
+
+/** A granted lease. */
+export interface Lease extends Fence {
+  /** Who holds it (an instance id). */
+  readonly holder: string;
+  /** When it lapses unless renewed, in epoch milliseconds on the application's Clock. */
+  readonly expiresAt: number;
+}
+
+/** Leases over execution trees: at most one holder at a time moves a tree. */
+export interface LeaseRepository {
+  /**
+   * Takes the lease when it is free or lapsed (`expiresAt <= now`), bumping its epoch; returns undefined
+   * when another holder has it. Taking a lease one already holds renews it under a new epoch.
+   */
+  acquire(args: { key: string; holder: string; now: number; ttlMs: number }): Promise<Lease | undefined>;
+  /** Extends a held lease; false when the fence is no longer current (someone took it over). */
+  renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean>;
+  /** Lets the lease go if the fence is still current; a no-op otherwise. */
+  release(fence: Fence): Promise<void>;
+  /** The lease as stored, lapsed or not. */
+  find(key: string): Promise<Lease | undefined>;
+}

@@ -1,0 +1,55 @@
+import type { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+
+/** What answered a pause. */
+export interface PauseAnswer {
+  /** The decision as validated (JSON). */
+  readonly decision: unknown;
+  /** The `ownerId` / `answeredBy` of `app.resume`; undefined when the channel decided at once. */
+  readonly responder?: string | undefined;
+  /** The free text, when the answer was a reply. */
+  readonly reply?: string | undefined;
+  /** What reading the reply cost (model usage), when an interpreter's model read it. */
+  readonly cost?: unknown;
+}
+
+/** One pause: the operational state of a tool call waiting for an answer. */
+export interface PauseRecord {
+  readonly tenantId: string;
+  /** A random 128-bit token made once per pause, before the first send. */
+  readonly pauseId: string;
+  /** The waiting step's idempotency key: a re-entered step finds the same record. */
+  readonly idempotencyKey: string;
+  readonly threadId: string;
+  readonly rootExecutionId: string;
+  /** The execution the pause waits in (the root's, or a child's). */
+  readonly executionId: string;
+  /** The thread's owner. */
+  readonly ownerId: string;
+  readonly status: PauseStatus;
+  readonly resolution: PauseResolution | undefined;
+  /** True once the channel's send returned. */
+  readonly isSent: boolean;
+  /** The channel asked: a role's name or a concrete channel's. */
+  readonly channel: string;
+  readonly answeredBy: PauseAnswerer;
+  /** The agent whose tool call waits. */
+  readonly agent: string;
+  /** The question (JSON): the tool and its arguments, unmasked. */
+  readonly ask: unknown;
+  /** Where in the tree the step waits (JSON): node, visit, call id, item, launch branches. */
+  readonly step: unknown;
+  readonly answer: PauseAnswer | undefined;
+  readonly askedAt: number;
+  readonly resolvedAt: number | undefined;
+}
+
+/** Filters for listing pauses (an inbox). */
+export interface PauseQuery {
+  readonly tenantId: string;
+  readonly statuses?: readonly PauseStatus[];
+  readonly channel?: string;
+  readonly threadId?: string;
+  readonly rootExecutionId?: string;
+  /** At most this many, oldest asked first. */
+  readonly limit?: number;
+}

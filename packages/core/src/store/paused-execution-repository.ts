@@ -1,0 +1,44 @@
+import type { PauseResolution } from "../pauses/pause-status.js";
+import type { Fence } from "./fence.js";
+import type { PauseAnswer, PauseQuery, PauseRecord } from "./pause-record.js";
+
+/**
+ * The pause records of an application. Every status change is one atomic conditional update: of two
+ * callers racing on one pause, exactly one gets the record back, the other undefined.
+ *
+ * Writes made by a pass that moves a tree carry its {@link Fence} and are refused with a
+ * `LeaseLostError` once a newer holder took the tree's lease.
+ */
+export interface PausedExecutionRepository {
+  /** Inserts `record` unless one with its (tenantId, idempotencyKey) exists; returns the stored one. */
+  findOrCreate(record: PauseRecord, fence?: Fence): Promise<PauseRecord>;
+  /** The pause, or undefined. */
+  findByTenantIdAndPauseId(tenantId: string, pauseId: string): Promise<PauseRecord | undefined>;
+  /** The pause of a step, or undefined. */
+  findByTenantIdAndIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<PauseRecord | undefined>;
+  /** Pauses matching the query, oldest asked first. */
+  list(query: PauseQuery): Promise<PauseRecord[]>;
+  /** Sets `isSent` on a Pending pause; returns the updated record, or undefined when not Pending. */
+  markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined>;
+  /** Pending → Resolved with the answer; undefined when the pause was not Pending. */
+  resolve(tenantId: string, pauseId: string, answer: PauseAnswer, at: number): Promise<PauseRecord | undefined>;
+  /**
+   * Resolved → Taken (or Pending → Taken with `answer` and resolution Decided, for a channel that decided
+   * at once); undefined when the pause was in neither state.
+   */
+  take(
+    tenantId: string,
+    pauseId: string,
+    args: { at: number; answer?: PauseAnswer; resolution?: PauseResolution },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined>;
+  /** Pending → Cancelled with the resolution; undefined when the pause was not Pending. */
+  cancelByTenantIdAndPauseId(
+    tenantId: string,
+    pauseId: string,
+    args: { resolution: PauseResolution; at: number },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined>;
+  /** Removes Taken and Cancelled pauses resolved before `cutoff`; returns how many. Never Pending or Resolved. */
+  deleteResolvedBefore(cutoff: number): Promise<number>;
+}

@@ -1,0 +1,39 @@
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { Logger } from "../logging/logger.js";
+import type { Clock } from "../time/clock.js";
+import type { ExecutionRecordRepository } from "./execution-record-repository.js";
+import type { LeaseRepository } from "./lease-repository.js";
+import type { PausedExecutionRepository } from "./paused-execution-repository.js";
+import type { ThreadRepository } from "./thread-repository.js";
+
+/**
+ * Everything an application keeps: one backend holds all of it, so a pass's writes share its
+ * connection. The in-memory store, `@agboss/store-sqlite` and `@agboss/store-postgres` implement it.
+ */
+export interface Store {
+  /** A short name for logs and errors, e.g. `sqlite:/var/lib/app/agboss.sqlite`. */
+  readonly name: string;
+  readonly threads: ThreadRepository;
+  readonly executions: ExecutionRecordRepository;
+  readonly leases: LeaseRepository;
+  readonly pauses: PausedExecutionRepository;
+  /**
+   * The LangGraph checkpointer on the same backend. Its `put` and `putWrites` honour the {@link Fence}
+   * found under `config.configurable.agboss_fence`, rejecting the write with `LeaseLostError` in the
+   * same transaction once a newer holder took the lease.
+   */
+  readonly checkpointer: BaseCheckpointSaver;
+  /** Releases connections. Called by `app.close()` for a store the application opened. */
+  close(): Promise<void>;
+}
+
+/** What a store factory is given when an application opens its store. */
+export interface StoreContext {
+  /** The application's name, for a default file name. */
+  readonly appName: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+/** Opens a store for an application; `createApp` calls it once. */
+export type StoreFactory = (context: StoreContext) => Store | Promise<Store>;
