@@ -5,3 +5,4 @@ export * from "./pauses/pause-status.js";
 export * from "./store/index.js";
 export * from "./time/clock.js";
 export * from "./time/duration.js";
+export * from "./store/memory/index.js";

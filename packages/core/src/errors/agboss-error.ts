@@ -38,7 +38,7 @@ export class AgbossError extends Error {
     this.name = kinds[0] ?? "AgbossError";
   }
 
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== "object" || value === null) return false;
     const kinds = (value as Branded)[KINDS];
     return Array.isArray(kinds) && kinds.includes(this.kind);
