@@ -1,0 +1,64 @@
+import type { ExecutionRecordRepository } from "../execution-record-repository.js";
+import type { StoredExecution, StoredPauseAnswer } from "../stored-execution.js";
+import { copy } from "./copy.js";
+
+const key = (...parts: string[]) => JSON.stringify(parts);
+
+/** {@link ExecutionRecordRepository} in memory. */
+export class MemoryExecutionRecordRepository implements ExecutionRecordRepository {
+  readonly #executions = new Map<string, StoredExecution>();
+  readonly #answers = new Map<string, StoredPauseAnswer>();
+
+  async save(execution: StoredExecution): Promise<void> {
+    this.#executions.set(key(execution.tenantId, execution.executionId), copy(execution));
+  }
+
+  async findByTenantIdAndExecutionId(
+    tenantId: string,
+    executionId: string,
+  ): Promise<StoredExecution | undefined> {
+    const execution = this.#executions.get(key(tenantId, executionId));
+    return execution === undefined ? undefined : copy(execution);
+  }
+
+  async listByTenantIdAndThreadId(tenantId: string, threadId: string): Promise<StoredExecution[]> {
+    return [...this.#executions.values()]
+      .filter((e) => e.tenantId === tenantId && e.threadId === threadId)
+      .sort((a, b) => a.startedAt - b.startedAt || compare(a.executionId, b.executionId))
+      .map(copy);
+  }
+
+  async listByStatus(statuses: readonly string[], limit: number): Promise<StoredExecution[]> {
+    if (limit <= 0) return [];
+    return [...this.#executions.values()]
+      .filter((e) => statuses.includes(e.status))
+      .sort(
+        (a, b) =>
+          a.updatedAt - b.updatedAt ||
+          compare(a.tenantId, b.tenantId) ||
+          compare(a.executionId, b.executionId),
+      )
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
+    const id = key(tenantId, answer.idempotencyKey);
+    if (this.#answers.has(id)) return;
+    this.#answers.set(id, copy({ ...answer, tenantId, rootExecutionId }));
+  }
+
+  async findPauseAnswersByTenantIdAndRootExecutionId(
+    tenantId: string,
+    rootExecutionId: string,
+  ): Promise<StoredPauseAnswer[]> {
+    return [...this.#answers.values()]
+      .filter((a) => a.tenantId === tenantId && a.rootExecutionId === rootExecutionId)
+      .sort((a, b) => a.askedAt - b.askedAt || compare(a.idempotencyKey, b.idempotencyKey))
+      .map(copy);
+  }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,144 @@
+import { PauseResolution, PauseStatus } from "../../pauses/pause-status.js";
+import type { Fence } from "../fence.js";
+import type { PauseAnswer, PauseQuery, PauseRecord } from "../pause-record.js";
+import type { PausedExecutionRepository } from "../paused-execution-repository.js";
+import { copy } from "./copy.js";
+import type { MemoryLeaseRepository } from "./memory-lease-repository.js";
+
+const key = (tenantId: string, id: string) => JSON.stringify([tenantId, id]);
+
+/**
+ * {@link PausedExecutionRepository} in memory. Every change checks its fence and its expected status
+ * and writes in one synchronous step, so racing callers see exactly one winner.
+ */
+export class MemoryPausedExecutionRepository implements PausedExecutionRepository {
+  readonly #leases: MemoryLeaseRepository;
+  readonly #pauses = new Map<string, PauseRecord>();
+  /** (tenantId, idempotencyKey) → pauseId. */
+  readonly #byIdempotencyKey = new Map<string, string>();
+
+  /** Fenced writes are checked against `leases`. */
+  constructor(leases: MemoryLeaseRepository) {
+    this.#leases = leases;
+  }
+
+  async findOrCreate(record: PauseRecord, fence?: Fence): Promise<PauseRecord> {
+    const stored = copy(record);
+    this.#leases.assertCurrent(fence);
+    const existing = this.#byIdempotencyKey.get(key(record.tenantId, record.idempotencyKey));
+    if (existing !== undefined) return copy(this.#pauses.get(key(record.tenantId, existing))!);
+    if (this.#pauses.has(key(record.tenantId, record.pauseId))) {
+      throw new Error(`Another pause already has the id "${record.pauseId}".`);
+    }
+    this.#pauses.set(key(record.tenantId, record.pauseId), stored);
+    this.#byIdempotencyKey.set(key(record.tenantId, record.idempotencyKey), record.pauseId);
+    return copy(stored);
+  }
+
+  async findByTenantIdAndPauseId(tenantId: string, pauseId: string): Promise<PauseRecord | undefined> {
+    const pause = this.#pauses.get(key(tenantId, pauseId));
+    return pause === undefined ? undefined : copy(pause);
+  }
+
+  async findByTenantIdAndIdempotencyKey(
+    tenantId: string,
+    idempotencyKey: string,
+  ): Promise<PauseRecord | undefined> {
+    const pauseId = this.#byIdempotencyKey.get(key(tenantId, idempotencyKey));
+    return pauseId === undefined ? undefined : this.findByTenantIdAndPauseId(tenantId, pauseId);
+  }
+
+  async list(query: PauseQuery): Promise<PauseRecord[]> {
+    const matches = [...this.#pauses.values()]
+      .filter(
+        (p) =>
+          p.tenantId === query.tenantId &&
+          (query.statuses === undefined || query.statuses.includes(p.status)) &&
+          (query.channel === undefined || p.channel === query.channel) &&
+          (query.threadId === undefined || p.threadId === query.threadId) &&
+          (query.rootExecutionId === undefined || p.rootExecutionId === query.rootExecutionId),
+      )
+      .sort((a, b) => a.askedAt - b.askedAt || (a.pauseId < b.pauseId ? -1 : a.pauseId > b.pauseId ? 1 : 0));
+    return (query.limit === undefined ? matches : matches.slice(0, Math.max(0, query.limit))).map(copy);
+  }
+
+  async markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined> {
+    return this.#change(tenantId, pauseId, PauseStatus.Pending, { isSent: true }, fence);
+  }
+
+  async resolve(
+    tenantId: string,
+    pauseId: string,
+    answer: PauseAnswer,
+    at: number,
+  ): Promise<PauseRecord | undefined> {
+    return this.#change(tenantId, pauseId, PauseStatus.Pending, {
+      status: PauseStatus.Resolved,
+      resolution: PauseResolution.Replied,
+      answer: copy(answer),
+      resolvedAt: at,
+    });
+  }
+
+  async take(
+    tenantId: string,
+    pauseId: string,
+    args: { at: number; answer?: PauseAnswer; resolution?: PauseResolution },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined> {
+    const answer = args.answer === undefined ? undefined : copy(args.answer);
+    this.#leases.assertCurrent(fence);
+    if (answer !== undefined) {
+      const decided = this.#change(tenantId, pauseId, PauseStatus.Pending, {
+        status: PauseStatus.Taken,
+        resolution: args.resolution ?? PauseResolution.Decided,
+        answer,
+        resolvedAt: args.at,
+      });
+      if (decided !== undefined) return decided;
+    }
+    return this.#change(tenantId, pauseId, PauseStatus.Resolved, { status: PauseStatus.Taken });
+  }
+
+  async cancelByTenantIdAndPauseId(
+    tenantId: string,
+    pauseId: string,
+    args: { resolution: PauseResolution; at: number },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined> {
+    return this.#change(
+      tenantId,
+      pauseId,
+      PauseStatus.Pending,
+      { status: PauseStatus.Cancelled, resolution: args.resolution, resolvedAt: args.at },
+      fence,
+    );
+  }
+
+  async deleteResolvedBefore(cutoff: number): Promise<number> {
+    let deleted = 0;
+    for (const [id, pause] of this.#pauses) {
+      const closed = pause.status === PauseStatus.Taken || pause.status === PauseStatus.Cancelled;
+      if (!closed || pause.resolvedAt === undefined || pause.resolvedAt >= cutoff) continue;
+      this.#pauses.delete(id);
+      this.#byIdempotencyKey.delete(key(pause.tenantId, pause.idempotencyKey));
+      deleted += 1;
+    }
+    return deleted;
+  }
+
+  #change(
+    tenantId: string,
+    pauseId: string,
+    from: PauseStatus,
+    changes: Partial<PauseRecord>,
+    fence?: Fence,
+  ): PauseRecord | undefined {
+    this.#leases.assertCurrent(fence);
+    const current = this.#pauses.get(key(tenantId, pauseId));
+    if (current === undefined || current.status !== from) return undefined;
+    const next: PauseRecord = { ...current, ...changes };
+    this.#pauses.set(key(tenantId, pauseId), next);
+    return copy(next);
+  }
+}

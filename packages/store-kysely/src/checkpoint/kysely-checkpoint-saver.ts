@@ -1,0 +1,329 @@
+import { fenceOf } from "@agboss/core";
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  compareWritesSortKeys,
+  copyCheckpoint,
+  getCheckpointId,
+  maxChannelVersion,
+  type PendingWrite,
+  type SerializerProtocol,
+  TASKS,
+  WRITES_IDX_MAP,
+  writesSortKey,
+} from "@langchain/langgraph-checkpoint";
+import type { Kysely, Selectable } from "kysely";
+import type { AgbossDatabase, CheckpointTable, CheckpointWriteTable } from "../schema/agboss-database.js";
+import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
+import { assertFence, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+
+type RunnableConfig = Parameters<BaseCheckpointSaver["getTuple"]>[0];
+type ChannelOrigins = Record<string, string>;
+
+const EMPTY_CHANNEL = "empty";
+
+/**
+ * The LangGraph checkpointer on the store's database. A checkpoint row holds everything but its
+ * channel values; each value is stored once, by the checkpoint whose `newVersions` changed it, and
+ * later checkpoints point at that row, so forks never overwrite each other's values.
+ *
+ * `put` and `putWrites` honour the fence under `config.configurable.agboss_fence`: in the same
+ * transaction as the write they compare it with the lease row and throw `LeaseLostError` on a mismatch.
+ */
+export class KyselyCheckpointSaver extends BaseCheckpointSaver {
+  readonly #store: StoreDatabase;
+
+  constructor(store: StoreDatabase, serde?: SerializerProtocol) {
+    super(serde);
+    this.#store = store;
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) return undefined;
+    const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = getCheckpointId(config);
+    let query = this.#store.db
+      .selectFrom("agboss_checkpoints")
+      .selectAll()
+      .where("thread_id", "=", threadId)
+      .where("checkpoint_ns", "=", namespace);
+    query = checkpointId
+      ? query.where("checkpoint_id", "=", checkpointId)
+      : query.orderBy("checkpoint_id", "desc").limit(1);
+    const row = await query.executeTakeFirst();
+    return row === undefined ? undefined : this.#toTuple(row);
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { before, filter } = options;
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const namespace = config.configurable?.checkpoint_ns as string | undefined;
+    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
+    const beforeId = before?.configurable?.checkpoint_id as string | undefined;
+    const filters = Object.entries(filter ?? {});
+    let limit = options.limit;
+    if (limit !== undefined && limit <= 0) return;
+
+    let query = this.#store.db.selectFrom("agboss_checkpoints").selectAll();
+    if (threadId !== undefined) query = query.where("thread_id", "=", threadId);
+    if (namespace !== undefined) query = query.where("checkpoint_ns", "=", namespace);
+    if (checkpointId) query = query.where("checkpoint_id", "=", checkpointId);
+    if (beforeId) query = query.where("checkpoint_id", "<", beforeId);
+    query = query.orderBy("checkpoint_id", "desc").orderBy("thread_id").orderBy("checkpoint_ns");
+    if (limit !== undefined && filters.length === 0) query = query.limit(limit);
+
+    for (const row of await query.execute()) {
+      if (filters.length > 0) {
+        const metadata = (await this.serde.loadsTyped(row.metadata_type, row.metadata)) as Record<
+          string,
+          unknown
+        >;
+        if (!filters.every(([key, value]) => metadata[key] === value)) continue;
+      }
+      yield await this.#toTuple(row);
+      if (limit !== undefined && --limit <= 0) return;
+    }
+  }
+
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) {
+      throw new Error(
+        'Cannot put a checkpoint: config.configurable has no "thread_id". Pass the thread\'s id.',
+      );
+    }
+    const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const parentId = config.configurable?.checkpoint_id as string | undefined;
+    const fence = fenceOf(config);
+
+    const { channel_values: values, ...rest } = copyCheckpoint(checkpoint);
+    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped({ ...rest, channel_values: {} });
+    const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
+    const blobs = await Promise.all(
+      Object.keys(newVersions).map(async (channel) => {
+        if (!Object.hasOwn(values, channel)) {
+          return { channel, type: EMPTY_CHANNEL, value: null };
+        }
+        const [type, bytes] = await this.serde.dumpsTyped((values as Record<string, unknown>)[channel]);
+        return { channel, type, value: toBlob(bytes) };
+      }),
+    );
+
+    await inWriteTransaction(this.#store, async (trx) => {
+      await assertFence(trx, this.#store.capabilities, fence);
+      const origins: ChannelOrigins = parentId
+        ? await this.#originsOf(trx, threadId, namespace, parentId)
+        : {};
+      for (const { channel } of blobs) origins[channel] = checkpoint.id;
+      const row = {
+        thread_id: threadId,
+        checkpoint_ns: namespace,
+        checkpoint_id: checkpoint.id,
+        parent_checkpoint_id: parentId ?? null,
+        type: checkpointType,
+        checkpoint: toBlob(checkpointBytes),
+        metadata_type: metadataType,
+        metadata: toBlob(metadataBytes),
+        channel_origins: JSON.stringify(origins),
+      };
+      const { thread_id: _t, checkpoint_ns: _n, checkpoint_id: _c, ...changes } = row;
+      await trx
+        .insertInto("agboss_checkpoints")
+        .values(row)
+        .onConflict((oc) => oc.columns(["thread_id", "checkpoint_ns", "checkpoint_id"]).doUpdateSet(changes))
+        .execute();
+      for (const blob of blobs) {
+        await trx
+          .insertInto("agboss_checkpoint_blobs")
+          .values({ thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id, ...blob })
+          .onConflict((oc) =>
+            oc
+              .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
+              .doUpdateSet({ type: blob.type, value: blob.value }),
+          )
+          .execute();
+      }
+    });
+    return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
+  }
+
+  async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath?: string,
+  ): Promise<void> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
+    if (threadId === undefined) {
+      throw new Error('Cannot put writes: config.configurable has no "thread_id". Pass the thread\'s id.');
+    }
+    if (checkpointId === undefined) {
+      throw new Error(
+        'Cannot put writes: config.configurable has no "checkpoint_id". Pass the config put returned.',
+      );
+    }
+    const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const fence = fenceOf(config);
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], index) => {
+        const [type, bytes] = await this.serde.dumpsTyped(value);
+        return {
+          thread_id: threadId,
+          checkpoint_ns: namespace,
+          checkpoint_id: checkpointId,
+          task_id: taskId,
+          idx: WRITES_IDX_MAP[channel] ?? index,
+          channel,
+          type,
+          value: toBlob(bytes),
+          task_path: taskPath ?? "",
+        };
+      }),
+    );
+    await inWriteTransaction(this.#store, async (trx) => {
+      await assertFence(trx, this.#store.capabilities, fence);
+      for (const row of rows) {
+        const key = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
+        await trx
+          .insertInto("agboss_checkpoint_writes")
+          .values(row)
+          .onConflict((oc) =>
+            row.idx < 0
+              ? oc
+                  .columns(key)
+                  .doUpdateSet({
+                    channel: row.channel,
+                    type: row.type,
+                    value: row.value,
+                    task_path: row.task_path,
+                  })
+              : oc.columns(key).doNothing(),
+          )
+          .execute();
+      }
+    });
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await inWriteTransaction(this.#store, async (trx) => {
+      await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
+      await trx.deleteFrom("agboss_checkpoint_blobs").where("thread_id", "=", threadId).execute();
+      await trx.deleteFrom("agboss_checkpoints").where("thread_id", "=", threadId).execute();
+    });
+  }
+
+  async #originsOf(
+    trx: Kysely<AgbossDatabase>,
+    threadId: string,
+    namespace: string,
+    checkpointId: string,
+  ): Promise<ChannelOrigins> {
+    const row = await trx
+      .selectFrom("agboss_checkpoints")
+      .select("channel_origins")
+      .where("thread_id", "=", threadId)
+      .where("checkpoint_ns", "=", namespace)
+      .where("checkpoint_id", "=", checkpointId)
+      .executeTakeFirst();
+    return row === undefined ? {} : (fromJsonText(row.channel_origins) as ChannelOrigins);
+  }
+
+  async #toTuple(row: Selectable<CheckpointTable>): Promise<CheckpointTuple> {
+    const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint;
+    checkpoint.channel_values = await this.#channelValues(row);
+    const parentId = row.parent_checkpoint_id ?? undefined;
+    if (checkpoint.v < 4 && parentId !== undefined)
+      await this.#migratePendingSends(checkpoint, row, parentId);
+    const tuple: CheckpointTuple = {
+      config: {
+        configurable: {
+          thread_id: row.thread_id,
+          checkpoint_ns: row.checkpoint_ns,
+          checkpoint_id: row.checkpoint_id,
+        },
+      },
+      checkpoint,
+      metadata: (await this.serde.loadsTyped(row.metadata_type, row.metadata)) as CheckpointMetadata,
+      pendingWrites: await this.#pendingWrites(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
+    };
+    if (parentId !== undefined) {
+      tuple.parentConfig = {
+        configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: parentId },
+      };
+    }
+    return tuple;
+  }
+
+  async #channelValues(row: Selectable<CheckpointTable>): Promise<Record<string, unknown>> {
+    const origins = fromJsonText(row.channel_origins) as ChannelOrigins;
+    const sources = [...new Set(Object.values(origins))];
+    const values: Record<string, unknown> = {};
+    if (sources.length === 0) return values;
+    const blobs = await this.#store.db
+      .selectFrom("agboss_checkpoint_blobs")
+      .selectAll()
+      .where("thread_id", "=", row.thread_id)
+      .where("checkpoint_ns", "=", row.checkpoint_ns)
+      .where("checkpoint_id", "in", sources)
+      .execute();
+    for (const blob of blobs) {
+      if (origins[blob.channel] !== blob.checkpoint_id || blob.type === EMPTY_CHANNEL || blob.value === null)
+        continue;
+      values[blob.channel] = await this.serde.loadsTyped(blob.type, blob.value);
+    }
+    return values;
+  }
+
+  async #orderedWrites(threadId: string, namespace: string, checkpointId: string) {
+    const rows = await this.#store.db
+      .selectFrom("agboss_checkpoint_writes")
+      .selectAll()
+      .where("thread_id", "=", threadId)
+      .where("checkpoint_ns", "=", namespace)
+      .where("checkpoint_id", "=", checkpointId)
+      .execute();
+    const keyOf = (w: Selectable<CheckpointWriteTable>) =>
+      writesSortKey(w.task_path, w.task_id, toNumber(w.idx));
+    return rows.sort((a, b) => compareWritesSortKeys(keyOf(a), keyOf(b)));
+  }
+
+  async #pendingWrites(
+    threadId: string,
+    namespace: string,
+    checkpointId: string,
+  ): Promise<CheckpointPendingWrite[]> {
+    const rows = await this.#orderedWrites(threadId, namespace, checkpointId);
+    return Promise.all(
+      rows.map(
+        async (w): Promise<CheckpointPendingWrite> => [
+          w.task_id,
+          w.channel,
+          await this.serde.loadsTyped(w.type, w.value),
+        ],
+      ),
+    );
+  }
+
+  async #migratePendingSends(checkpoint: Checkpoint, row: Selectable<CheckpointTable>, parentId: string) {
+    const parentWrites = await this.#orderedWrites(row.thread_id, row.checkpoint_ns, parentId);
+    const sends = await Promise.all(
+      parentWrites.filter((w) => w.channel === TASKS).map((w) => this.serde.loadsTyped(w.type, w.value)),
+    );
+    const versions = Object.values(checkpoint.channel_versions);
+    (checkpoint.channel_values as Record<string, unknown>)[TASKS] = sends;
+    (checkpoint.channel_versions as Record<string, unknown>)[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+}

@@ -1,0 +1,77 @@
+import type { Store } from "@agboss/core";
+import type { Kysely } from "kysely";
+import { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
+import { migrateStore } from "./migrations/migrate-store.js";
+import { KyselyExecutionRecordRepository } from "./repositories/kysely-execution-record-repository.js";
+import { KyselyLeaseRepository } from "./repositories/kysely-lease-repository.js";
+import { KyselyPausedExecutionRepository } from "./repositories/kysely-paused-execution-repository.js";
+import { KyselyThreadRepository } from "./repositories/kysely-thread-repository.js";
+import type { AgbossDatabase } from "./schema/agboss-database.js";
+import type { StoreDialectCapabilities } from "./store-dialect-capabilities.js";
+import type { WriteGate } from "./write-gate.js";
+import type { StoreDatabase } from "./write-transactions.js";
+
+/** What a {@link KyselyStore} is built from. */
+export interface KyselyStoreConfig {
+  /** The database, on any kysely dialect. */
+  readonly db: Kysely<AgbossDatabase>;
+  /** What the dialect does differently. */
+  readonly capabilities: StoreDialectCapabilities;
+  /** The store's name for logs, e.g. `sqlite:/var/lib/app/agboss.sqlite`. */
+  readonly name: string;
+  /** Runs once on `close()`, e.g. to destroy the kysely instance the adapter opened. */
+  readonly onClose?: (() => Promise<void>) | undefined;
+  /** Serialises write transactions in this process; see {@link WriteGate}. */
+  readonly writeGate?: WriteGate | undefined;
+}
+
+/**
+ * Every store contract on one kysely database: the adapters (`@agboss/store-sqlite`,
+ * `@agboss/store-postgres`) add only a dialect and its capabilities.
+ *
+ * @example
+ * const store = new KyselyStore({ db, capabilities, name: "sqlite:./app.sqlite" });
+ * await store.migrate();
+ */
+export class KyselyStore implements Store {
+  readonly name: string;
+  readonly threads: KyselyThreadRepository;
+  readonly executions: KyselyExecutionRecordRepository;
+  readonly leases: KyselyLeaseRepository;
+  readonly pauses: KyselyPausedExecutionRepository;
+  readonly checkpointer: KyselyCheckpointSaver;
+  readonly #database: StoreDatabase;
+  readonly #onClose: (() => Promise<void>) | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(config: KyselyStoreConfig) {
+    this.name = config.name;
+    this.#database = Object.freeze({
+      db: config.db,
+      capabilities: Object.freeze({ ...config.capabilities }),
+      writeGate: config.writeGate,
+    });
+    this.#onClose = config.onClose;
+    this.threads = new KyselyThreadRepository(this.#database);
+    this.executions = new KyselyExecutionRecordRepository(this.#database);
+    this.leases = new KyselyLeaseRepository(this.#database);
+    this.pauses = new KyselyPausedExecutionRepository(this.#database);
+    this.checkpointer = new KyselyCheckpointSaver(this.#database);
+  }
+
+  /** The kysely instance the store runs on. */
+  get db(): Kysely<AgbossDatabase> {
+    return this.#database.db;
+  }
+
+  /** Brings the schema to the latest version; safe to call on every start. */
+  async migrate(): Promise<void> {
+    await migrateStore(this.#database.db as unknown as Kysely<unknown>, this.#database.capabilities);
+  }
+
+  /** Runs `onClose` once; later calls wait for the first. */
+  close(): Promise<void> {
+    this.#closing ??= this.#onClose?.() ?? Promise.resolve();
+    return this.#closing;
+  }
+}

@@ -1,0 +1,177 @@
+import { sql } from "kysely";
+import type { StoreMigration } from "./store-migration.js";
+
+/**
+ * The store's schema, oldest first: a step's position is its version, so steps are only ever appended.
+ * Every statement is portable between SQLite and Postgres; type names that differ come from the capabilities.
+ */
+export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
+  {
+    name: "threads-executions-leases-pauses",
+    async up(db) {
+      await db.schema
+        .createTable("agboss_threads")
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("thread_id", "text", (c) => c.notNull())
+        .addColumn("owner_id", "text", (c) => c.notNull())
+        .addColumn("workflow_name", "text", (c) => c.notNull())
+        .addColumn("latest_execution_id", "text", (c) => c.notNull())
+        .addColumn("created_at", "bigint", (c) => c.notNull())
+        .addColumn("updated_at", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("agboss_threads_pk", ["tenant_id", "thread_id"])
+        .execute();
+
+      await db.schema
+        .createTable("agboss_executions")
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("execution_id", "text", (c) => c.notNull())
+        .addColumn("root_execution_id", "text", (c) => c.notNull())
+        .addColumn("parent_execution_id", "text")
+        .addColumn("thread_id", "text", (c) => c.notNull())
+        .addColumn("workflow_name", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("started_at", "bigint", (c) => c.notNull())
+        .addColumn("updated_at", "bigint", (c) => c.notNull())
+        .addColumn("record", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("agboss_executions_pk", ["tenant_id", "execution_id"])
+        .execute();
+      await db.schema
+        .createIndex("agboss_executions_thread_idx")
+        .on("agboss_executions")
+        .columns(["tenant_id", "thread_id", "started_at"])
+        .execute();
+      await db.schema
+        .createIndex("agboss_executions_status_idx")
+        .on("agboss_executions")
+        .columns(["status", "updated_at"])
+        .execute();
+
+      await db.schema
+        .createTable("agboss_pause_answers")
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("idempotency_key", "text", (c) => c.notNull())
+        .addColumn("root_execution_id", "text", (c) => c.notNull())
+        .addColumn("asked_at", "bigint", (c) => c.notNull())
+        .addColumn("answer", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("agboss_pause_answers_pk", ["tenant_id", "idempotency_key"])
+        .execute();
+      await db.schema
+        .createIndex("agboss_pause_answers_root_idx")
+        .on("agboss_pause_answers")
+        .columns(["tenant_id", "root_execution_id", "asked_at"])
+        .execute();
+
+      await db.schema
+        .createTable("agboss_leases")
+        .addColumn("key", "text", (c) => c.primaryKey())
+        .addColumn("holder", "text", (c) => c.notNull())
+        .addColumn("epoch", "bigint", (c) => c.notNull())
+        .addColumn("expires_at", "bigint", (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable("agboss_pauses")
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("pause_id", "text", (c) => c.notNull())
+        .addColumn("idempotency_key", "text", (c) => c.notNull())
+        .addColumn("thread_id", "text", (c) => c.notNull())
+        .addColumn("root_execution_id", "text", (c) => c.notNull())
+        .addColumn("execution_id", "text", (c) => c.notNull())
+        .addColumn("owner_id", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("resolution", "text")
+        .addColumn("is_sent", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("channel", "text", (c) => c.notNull())
+        .addColumn("answered_by", "text", (c) => c.notNull())
+        .addColumn("agent", "text", (c) => c.notNull())
+        .addColumn("ask", "text", (c) => c.notNull())
+        .addColumn("step", "text", (c) => c.notNull())
+        .addColumn("answer", "text")
+        .addColumn("asked_at", "bigint", (c) => c.notNull())
+        .addColumn("resolved_at", "bigint")
+        .execute();
+      await db.schema
+        .createIndex("agboss_pauses_pause_id_idx")
+        .on("agboss_pauses")
+        .columns(["tenant_id", "pause_id"])
+        .unique()
+        .execute();
+      await db.schema
+        .createIndex("agboss_pauses_idempotency_idx")
+        .on("agboss_pauses")
+        .columns(["tenant_id", "idempotency_key"])
+        .unique()
+        .execute();
+      await db.schema
+        .createIndex("agboss_pauses_root_idx")
+        .on("agboss_pauses")
+        .columns(["tenant_id", "root_execution_id"])
+        .execute();
+      await db.schema
+        .createIndex("agboss_pauses_retention_idx")
+        .on("agboss_pauses")
+        .columns(["status", "resolved_at"])
+        .execute();
+      await db.schema
+        .createIndex("agboss_pauses_inbox_idx")
+        .on("agboss_pauses")
+        .columns(["tenant_id", "asked_at"])
+        .execute();
+    },
+  },
+  {
+    name: "langgraph-checkpoints",
+    async up(db, capabilities) {
+      const blob = sql.raw(capabilities.blobType);
+      await db.schema
+        .createTable("agboss_checkpoints")
+        .addColumn("thread_id", "text", (c) => c.notNull())
+        .addColumn("checkpoint_ns", "text", (c) => c.notNull())
+        .addColumn("checkpoint_id", "text", (c) => c.notNull())
+        .addColumn("parent_checkpoint_id", "text")
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("checkpoint", blob, (c) => c.notNull())
+        .addColumn("metadata_type", "text", (c) => c.notNull())
+        .addColumn("metadata", blob, (c) => c.notNull())
+        .addColumn("channel_origins", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("agboss_checkpoints_pk", ["thread_id", "checkpoint_ns", "checkpoint_id"])
+        .execute();
+
+      await db.schema
+        .createTable("agboss_checkpoint_blobs")
+        .addColumn("thread_id", "text", (c) => c.notNull())
+        .addColumn("checkpoint_ns", "text", (c) => c.notNull())
+        .addColumn("checkpoint_id", "text", (c) => c.notNull())
+        .addColumn("channel", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("value", blob)
+        .addPrimaryKeyConstraint("agboss_checkpoint_blobs_pk", [
+          "thread_id",
+          "checkpoint_ns",
+          "checkpoint_id",
+          "channel",
+        ])
+        .execute();
+
+      await db.schema
+        .createTable("agboss_checkpoint_writes")
+        .addColumn("thread_id", "text", (c) => c.notNull())
+        .addColumn("checkpoint_ns", "text", (c) => c.notNull())
+        .addColumn("checkpoint_id", "text", (c) => c.notNull())
+        .addColumn("task_id", "text", (c) => c.notNull())
+        .addColumn("idx", "integer", (c) => c.notNull())
+        .addColumn("channel", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("value", blob, (c) => c.notNull())
+        .addColumn("task_path", "text", (c) => c.notNull().defaultTo(""))
+        .addPrimaryKeyConstraint("agboss_checkpoint_writes_pk", [
+          "thread_id",
+          "checkpoint_ns",
+          "checkpoint_id",
+          "task_id",
+          "idx",
+        ])
+        .execute();
+    },
+  },
+]);

@@ -1,0 +1,128 @@
+import type { ExecutionRecordRepository, StoredExecution, StoredPauseAnswer } from "@agboss/core";
+import type { Selectable } from "kysely";
+import type { ExecutionTable } from "../schema/agboss-database.js";
+import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
+import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+
+/** {@link ExecutionRecordRepository} on kysely; records and answers are JSON text columns. */
+export class KyselyExecutionRecordRepository implements ExecutionRecordRepository {
+  readonly #store: StoreDatabase;
+
+  constructor(store: StoreDatabase) {
+    this.#store = store;
+  }
+
+  async save(execution: StoredExecution): Promise<void> {
+    const values = {
+      tenant_id: execution.tenantId,
+      execution_id: execution.executionId,
+      root_execution_id: execution.rootExecutionId,
+      parent_execution_id: execution.parentExecutionId ?? null,
+      thread_id: execution.threadId,
+      workflow_name: execution.workflowName,
+      status: execution.status,
+      started_at: execution.startedAt,
+      updated_at: execution.updatedAt,
+      record: toJsonText(execution.record),
+    };
+    const { tenant_id: _tenant, execution_id: _execution, ...changes } = values;
+    await inWriteTransaction(this.#store, (trx) =>
+      trx
+        .insertInto("agboss_executions")
+        .values(values)
+        .onConflict((oc) => oc.columns(["tenant_id", "execution_id"]).doUpdateSet(changes))
+        .execute(),
+    );
+  }
+
+  async findByTenantIdAndExecutionId(
+    tenantId: string,
+    executionId: string,
+  ): Promise<StoredExecution | undefined> {
+    const row = await this.#store.db
+      .selectFrom("agboss_executions")
+      .selectAll()
+      .where("tenant_id", "=", tenantId)
+      .where("execution_id", "=", executionId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toExecution(row);
+  }
+
+  async listByTenantIdAndThreadId(tenantId: string, threadId: string): Promise<StoredExecution[]> {
+    const rows = await this.#store.db
+      .selectFrom("agboss_executions")
+      .selectAll()
+      .where("tenant_id", "=", tenantId)
+      .where("thread_id", "=", threadId)
+      .orderBy("started_at", "asc")
+      .orderBy("execution_id", "asc")
+      .execute();
+    return rows.map(toExecution);
+  }
+
+  async listByStatus(statuses: readonly string[], limit: number): Promise<StoredExecution[]> {
+    if (statuses.length === 0 || limit <= 0) return [];
+    const rows = await this.#store.db
+      .selectFrom("agboss_executions")
+      .selectAll()
+      .where("status", "in", statuses)
+      .orderBy("updated_at", "asc")
+      .orderBy("tenant_id", "asc")
+      .orderBy("execution_id", "asc")
+      .limit(limit)
+      .execute();
+    return rows.map(toExecution);
+  }
+
+  async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
+    await inWriteTransaction(this.#store, (trx) =>
+      trx
+        .insertInto("agboss_pause_answers")
+        .values({
+          tenant_id: tenantId,
+          idempotency_key: answer.idempotencyKey,
+          root_execution_id: rootExecutionId,
+          asked_at: answer.askedAt,
+          answer: toJsonText(answer.answer),
+        })
+        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing())
+        .execute(),
+    );
+  }
+
+  async findPauseAnswersByTenantIdAndRootExecutionId(
+    tenantId: string,
+    rootExecutionId: string,
+  ): Promise<StoredPauseAnswer[]> {
+    const rows = await this.#store.db
+      .selectFrom("agboss_pause_answers")
+      .selectAll()
+      .where("tenant_id", "=", tenantId)
+      .where("root_execution_id", "=", rootExecutionId)
+      .orderBy("asked_at", "asc")
+      .orderBy("idempotency_key", "asc")
+      .execute();
+    return rows.map((row) => ({
+      tenantId: row.tenant_id,
+      rootExecutionId: row.root_execution_id,
+      idempotencyKey: row.idempotency_key,
+      askedAt: toMillis(row.asked_at),
+      answer: fromJsonText(row.answer),
+    }));
+  }
+}
+
+function toExecution(row: Selectable<ExecutionTable>): StoredExecution {
+  return {
+    tenantId: row.tenant_id,
+    executionId: row.execution_id,
+    rootExecutionId: row.root_execution_id,
+    parentExecutionId: row.parent_execution_id ?? undefined,
+    threadId: row.thread_id,
+    workflowName: row.workflow_name,
+    status: row.status,
+    startedAt: toMillis(row.started_at),
+    updatedAt: toMillis(row.updated_at),
+    record: fromJsonText(row.record),
+  };
+}

@@ -1,0 +1,252 @@
+import {
+  type Fence,
+  type PauseAnswer,
+  type PauseAnswerer,
+  type PausedExecutionRepository,
+  type PauseQuery,
+  type PauseRecord,
+  PauseResolution,
+  PauseStatus,
+} from "@agboss/core";
+import type { Kysely, Selectable, Updateable } from "kysely";
+import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
+import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
+import { assertFence, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+
+/**
+ * {@link PausedExecutionRepository} on kysely. Each status change is one `update … where status = ?`
+ * whose affected row count (or `returning`) decides which of two racing callers won; a fenced write
+ * checks the lease in the same transaction first.
+ */
+export class KyselyPausedExecutionRepository implements PausedExecutionRepository {
+  readonly #store: StoreDatabase;
+
+  constructor(store: StoreDatabase) {
+    this.#store = store;
+  }
+
+  findOrCreate(record: PauseRecord, fence?: Fence): Promise<PauseRecord> {
+    const row = toRow(record);
+    return inWriteTransaction(this.#store, async (trx) => {
+      await assertFence(trx, this.#store.capabilities, fence);
+      await trx
+        .insertInto("agboss_pauses")
+        .values(row)
+        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing())
+        .execute();
+      const stored = await selectByIdempotencyKey(trx, record.tenantId, record.idempotencyKey);
+      if (stored === undefined) throw new Error(`The pause "${record.pauseId}" was not stored.`);
+      return stored;
+    });
+  }
+
+  async findByTenantIdAndPauseId(tenantId: string, pauseId: string): Promise<PauseRecord | undefined> {
+    const row = await this.#store.db
+      .selectFrom("agboss_pauses")
+      .selectAll()
+      .where("tenant_id", "=", tenantId)
+      .where("pause_id", "=", pauseId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toPause(row);
+  }
+
+  findByTenantIdAndIdempotencyKey(
+    tenantId: string,
+    idempotencyKey: string,
+  ): Promise<PauseRecord | undefined> {
+    return selectByIdempotencyKey(this.#store.db, tenantId, idempotencyKey);
+  }
+
+  async list(query: PauseQuery): Promise<PauseRecord[]> {
+    if (query.statuses !== undefined && query.statuses.length === 0) return [];
+    if (query.limit !== undefined && query.limit <= 0) return [];
+    let select = this.#store.db
+      .selectFrom("agboss_pauses")
+      .selectAll()
+      .where("tenant_id", "=", query.tenantId);
+    if (query.statuses !== undefined) select = select.where("status", "in", query.statuses);
+    if (query.channel !== undefined) select = select.where("channel", "=", query.channel);
+    if (query.threadId !== undefined) select = select.where("thread_id", "=", query.threadId);
+    if (query.rootExecutionId !== undefined)
+      select = select.where("root_execution_id", "=", query.rootExecutionId);
+    select = select.orderBy("asked_at", "asc").orderBy("pause_id", "asc");
+    if (query.limit !== undefined) select = select.limit(query.limit);
+    const rows = await select.execute();
+    return rows.map(toPause);
+  }
+
+  markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined> {
+    return this.#change({ tenantId, pauseId, from: PauseStatus.Pending, set: { is_sent: 1 }, fence });
+  }
+
+  resolve(
+    tenantId: string,
+    pauseId: string,
+    answer: PauseAnswer,
+    at: number,
+  ): Promise<PauseRecord | undefined> {
+    return this.#change({
+      tenantId,
+      pauseId,
+      from: PauseStatus.Pending,
+      set: {
+        status: PauseStatus.Resolved,
+        resolution: PauseResolution.Replied,
+        answer: toJsonText(answer),
+        resolved_at: at,
+      },
+    });
+  }
+
+  take(
+    tenantId: string,
+    pauseId: string,
+    args: { at: number; answer?: PauseAnswer; resolution?: PauseResolution },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined> {
+    const decided =
+      args.answer === undefined
+        ? undefined
+        : {
+            status: PauseStatus.Taken,
+            resolution: args.resolution ?? PauseResolution.Decided,
+            answer: toJsonText(args.answer),
+            resolved_at: args.at,
+          };
+    return inWriteTransaction(this.#store, async (trx) => {
+      await assertFence(trx, this.#store.capabilities, fence);
+      if (decided !== undefined) {
+        const taken = await this.#update(trx, tenantId, pauseId, PauseStatus.Pending, decided);
+        if (taken !== undefined) return taken;
+      }
+      return this.#update(trx, tenantId, pauseId, PauseStatus.Resolved, { status: PauseStatus.Taken });
+    });
+  }
+
+  cancelByTenantIdAndPauseId(
+    tenantId: string,
+    pauseId: string,
+    args: { resolution: PauseResolution; at: number },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined> {
+    return this.#change({
+      tenantId,
+      pauseId,
+      from: PauseStatus.Pending,
+      set: { status: PauseStatus.Cancelled, resolution: args.resolution, resolved_at: args.at },
+      fence,
+    });
+  }
+
+  async deleteResolvedBefore(cutoff: number): Promise<number> {
+    const result = await inWriteTransaction(this.#store, (trx) =>
+      trx
+        .deleteFrom("agboss_pauses")
+        .where("status", "in", [PauseStatus.Taken, PauseStatus.Cancelled])
+        .where("resolved_at", "<", cutoff)
+        .executeTakeFirst(),
+    );
+    return Number(result.numDeletedRows);
+  }
+
+  #change(args: {
+    tenantId: string;
+    pauseId: string;
+    from: PauseStatus;
+    set: Updateable<PauseTable>;
+    fence?: Fence | undefined;
+  }): Promise<PauseRecord | undefined> {
+    return inWriteTransaction(this.#store, async (trx) => {
+      await assertFence(trx, this.#store.capabilities, args.fence);
+      return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
+    });
+  }
+
+  async #update(
+    trx: Kysely<AgbossDatabase>,
+    tenantId: string,
+    pauseId: string,
+    from: PauseStatus,
+    set: Updateable<PauseTable>,
+  ): Promise<PauseRecord | undefined> {
+    const update = trx
+      .updateTable("agboss_pauses")
+      .set(set)
+      .where("tenant_id", "=", tenantId)
+      .where("pause_id", "=", pauseId)
+      .where("status", "=", from);
+    if (this.#store.capabilities.supportsReturning) {
+      const row = await update.returningAll().executeTakeFirst();
+      return row === undefined ? undefined : toPause(row);
+    }
+    const result = await update.executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return undefined;
+    const row = await trx
+      .selectFrom("agboss_pauses")
+      .selectAll()
+      .where("tenant_id", "=", tenantId)
+      .where("pause_id", "=", pauseId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toPause(row);
+  }
+}
+
+async function selectByIdempotencyKey(
+  db: Kysely<AgbossDatabase>,
+  tenantId: string,
+  idempotencyKey: string,
+): Promise<PauseRecord | undefined> {
+  const row = await db
+    .selectFrom("agboss_pauses")
+    .selectAll()
+    .where("tenant_id", "=", tenantId)
+    .where("idempotency_key", "=", idempotencyKey)
+    .executeTakeFirst();
+  return row === undefined ? undefined : toPause(row);
+}
+
+function toRow(record: PauseRecord) {
+  return {
+    tenant_id: record.tenantId,
+    pause_id: record.pauseId,
+    idempotency_key: record.idempotencyKey,
+    thread_id: record.threadId,
+    root_execution_id: record.rootExecutionId,
+    execution_id: record.executionId,
+    owner_id: record.ownerId,
+    status: record.status,
+    resolution: record.resolution ?? null,
+    is_sent: record.isSent ? 1 : 0,
+    channel: record.channel,
+    answered_by: record.answeredBy,
+    agent: record.agent,
+    ask: toJsonText(record.ask),
+    step: toJsonText(record.step),
+    answer: record.answer === undefined ? null : toJsonText(record.answer),
+    asked_at: record.askedAt,
+    resolved_at: record.resolvedAt ?? null,
+  };
+}
+
+function toPause(row: Selectable<PauseTable>): PauseRecord {
+  return {
+    tenantId: row.tenant_id,
+    pauseId: row.pause_id,
+    idempotencyKey: row.idempotency_key,
+    threadId: row.thread_id,
+    rootExecutionId: row.root_execution_id,
+    executionId: row.execution_id,
+    ownerId: row.owner_id,
+    status: row.status as PauseStatus,
+    resolution: (row.resolution ?? undefined) as PauseResolution | undefined,
+    isSent: toNumber(row.is_sent) === 1,
+    channel: row.channel,
+    answeredBy: row.answered_by as PauseAnswerer,
+    agent: row.agent,
+    ask: fromJsonText(row.ask),
+    step: fromJsonText(row.step),
+    answer: row.answer === null ? undefined : (fromJsonText(row.answer) as PauseAnswer),
+    askedAt: toMillis(row.asked_at),
+    resolvedAt: toOptionalMillis(row.resolved_at),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * What one SQL dialect does differently. The repositories read these flags and never ask which
+ * database they run on, so a new backend is a dialect plus one of these objects.
+ *
+ * @example
+ * const capabilities: StoreDialectCapabilities = {
+ *   beginWriteTransaction: "begin immediate",
+ *   lockRowsForUpdate: false,
+ *   supportsReturning: true,
+ *   blobType: "blob",
+ *   lockDatabaseForMigrations: true,
+ * };
+ */
+export interface StoreDialectCapabilities {
+  /**
+   * The statement that opens a transaction which will write. SQLite needs `begin immediate`: a plain
+   * `begin` takes the write lock only at the first write, and two connections upgrading at once deadlock.
+   */
+  readonly beginWriteTransaction: string;
+  /** Whether `select … for update` locks the rows it reads (Postgres); false where the transaction locks the database. */
+  readonly lockRowsForUpdate: boolean;
+  /** Whether `insert`/`update … returning` is available; otherwise the row is read back in the same transaction. */
+  readonly supportsReturning: boolean;
+  /** The column type for binary values: `blob` on SQLite, `bytea` on Postgres. */
+  readonly blobType: "blob" | "bytea";
+  /**
+   * Whether migrations run inside {@link beginWriteTransaction} to keep two processes from migrating at
+   * once (SQLite, whose kysely migration lock guards one connection only). Postgres uses kysely's advisory lock.
+   */
+  readonly lockDatabaseForMigrations: boolean;
+}
