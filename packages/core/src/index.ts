@@ -1,8 +1,99 @@
+export { Agent, type AgentOptions } from "./components/agent.js";
+export { Application, type ApplicationOptions } from "./components/application.js";
+export { type AnyClass, type ComponentMeta, componentOf } from "./components/component-registry.js";
+export { ComponentKind } from "./components/component-kind.js";
+export { Injectable, type InjectableOptions } from "./components/injectable.js";
+export { Tool, type ToolHandler, type ToolOptions } from "./components/tool.js";
+export {
+  Workflow,
+  WorkflowFinish,
+  type WorkflowFinishOptions,
+  type WorkflowOptions,
+  WorkflowStart,
+  type WorkflowStartOptions,
+} from "./components/workflow.js";
+export { Container } from "./container/container.js";
+export {
+  ExecutionContext,
+  type ExecutionFrame,
+  type StepContext,
+  type Tenant,
+} from "./container/execution-context.js";
+export { AmbiguousProviderError, MissingProviderError } from "./container/missing-provider-error.js";
+export {
+  InjectionToken,
+  type OnInit,
+  type OnStart,
+  type OnStop,
+  type Provider,
+  type Token,
+} from "./container/provider.js";
+export { WorkflowFinishTextDto, WorkflowStartTextDto } from "./dto/builtin-dtos.js";
+export { Dto, type DtoClass, type DtoSchema, type DtoValue, dtoJsonSchema, isDtoClass, parseDto } from "./dto/dto.js";
+export { isSensitive, MASK, maskWith, sensitive } from "./dto/sensitive.js";
 export * from "./errors/agboss-error.js";
+export { AssemblyError, type AssemblyViolation } from "./errors/assembly-error.js";
+export { DtoValidationError, type DtoIssue } from "./errors/dto-validation-error.js";
 export * from "./errors/error-codes.js";
+export {
+  AppClosedError,
+  ExecutionCancelledError,
+  ModelUnservedError,
+  NoExecutionContextError,
+  ThreadBusyError,
+  ThreadOwnerError,
+  ToolTimeoutError,
+} from "./errors/runtime-errors.js";
+export { AgentFailedError, StepFailedError } from "./errors/step-failed-error.js";
+export type { FlowDefinition, FlowStep } from "./flow/flow-definition.js";
+export { FlowBuilder, start } from "./flow/start.js";
 export * from "./logging/logger.js";
+export type {
+  ChatMessage,
+  ChatModel,
+  ChatRequest,
+  ChatResponse,
+  ChatToolCall,
+  ChatToolSpec,
+  ModelUsage,
+} from "./models/chat-model.js";
+export { fromLangChain } from "./models/langchain-chat-model.js";
+export {
+  ModelProvider,
+  type ModelProviderHandler,
+  type ModelProviderOptions,
+  servesModel,
+} from "./models/model-provider.js";
+export {
+  ANSWER_TOOL_NAME,
+  callTool,
+  replyWith,
+  ScriptedChatModel,
+  ScriptExhaustedError,
+  type ScriptedTurn,
+} from "./models/scripted-chat-model.js";
 export * from "./pauses/pause-status.js";
+export type { ComponentRecord, ExecutionRecord, ExecutionStep, StepRecord } from "./records/execution-record.js";
+export { StoreUnavailableError, UnknownWorkflowStartError } from "./runtime/app-errors.js";
+export {
+  App,
+  type AppInternals,
+  appInternals,
+  type CreateAppOptions,
+  createApp,
+  type ExecuteOptions,
+  LEASE_TTL_MS,
+  SWEEP_INTERVAL_MS,
+} from "./runtime/app.js";
+export type {
+  ExecutionErrorEvent,
+  ExecutionEvents,
+  ExecutionFinishEvent,
+  ExecutionStartEvent,
+} from "./runtime/execution-events.js";
+export type { ExecutionOutput } from "./runtime/execution-output.js";
+export { ExecutionStatus } from "./runtime/execution-status.js";
 export * from "./store/index.js";
+export * from "./store/memory/index.js";
 export * from "./time/clock.js";
 export * from "./time/duration.js";
-export * from "./store/memory/index.js";

@@ -1,0 +1,179 @@
+import type { AgentOptions } from "../components/agent.js";
+import type { ApplicationOptions } from "../components/application.js";
+import { type AnyClass, componentOf, componentOfKind, describeClass } from "../components/component-registry.js";
+import { ComponentKind, NAME_SUFFIX } from "../components/component-kind.js";
+import type { ToolOptions } from "../components/tool.js";
+import type { WorkflowFinishOptions, WorkflowOptions, WorkflowStartOptions } from "../components/workflow.js";
+import type { Container } from "../container/container.js";
+import { isDtoClass } from "../dto/dto.js";
+import { type AssemblyViolation, AssemblyError } from "../errors/assembly-error.js";
+import { type ModelProviderOptions, servesModel } from "../models/model-provider.js";
+import type {
+  AssembledAgent,
+  AssembledApplication,
+  AssembledFlow,
+  AssembledStep,
+  AssembledTool,
+} from "./assembled-application.js";
+
+/** Options that change what assembly checks. */
+export interface AssembleOptions {
+  /** When true, every model id counts as served (a test kit scripts the models). */
+  readonly modelsScripted?: boolean;
+}
+
+/**
+ * Checks the whole application and builds what the runtime runs. Every broken rule is collected and
+ * thrown together as one {@link AssemblyError}.
+ * @internal
+ */
+export function assemble(appClass: AnyClass, container: Container, options: AssembleOptions = {}): AssembledApplication {
+  const violations: AssemblyViolation[] = [];
+  const add = (rule: string, message: string) => violations.push({ rule, message });
+  const meta = componentOfKind<ApplicationOptions>(appClass, ComponentKind.Application);
+  if (meta === undefined) {
+    throw new AssemblyError(describeClass(appClass), [
+      { rule: "application.not-an-application", message: `${describeClass(appClass)} has no @Application({ … }) decorator.` },
+    ]);
+  }
+  const app = meta.options;
+  const names = new Map<string, AnyClass>();
+  const checkName = (cls: AnyClass) => {
+    const m = componentOf<{ name?: unknown }>(cls);
+    if (m === undefined || typeof m.options.name !== "string") return;
+    const name = m.options.name;
+    const suffix = NAME_SUFFIX[m.kind];
+    if (suffix !== undefined && !name.endsWith(suffix)) {
+      add("name.kind-suffix", `${cls.name} is a ${m.kind} named "${name}": a ${m.kind}'s name must end with "${suffix}".`);
+    }
+    const key = `${m.kind}:${name}`;
+    const other = names.get(key);
+    if (other !== undefined && other !== cls) {
+      add("name.duplicate", `${other.name} and ${cls.name} are both ${m.kind}s named "${name}"; give each its own name.`);
+    }
+    names.set(key, cls);
+  };
+  checkName(appClass);
+
+  const modelProviders: { cls: AnyClass; options: ModelProviderOptions }[] = [];
+  for (const token of container.tokens()) {
+    const pm = componentOfKind<ModelProviderOptions>(token, ComponentKind.ModelProvider);
+    if (pm !== undefined) {
+      checkName(pm.target);
+      modelProviders.push({ cls: pm.target, options: pm.options });
+      if (typeof (pm.target.prototype as { chatModel?: unknown }).chatModel !== "function") {
+        add("model-provider.no-chat-model-method", `${pm.target.name} must implement chatModel(modelId).`);
+      }
+    }
+  }
+
+  const agents = new Map<AnyClass, AssembledAgent>();
+  const checkDeps = (cls: AnyClass, chain: readonly unknown[]) => {
+    if (!container.has(cls)) container.register(cls);
+    for (const problem of container.check(cls, chain)) add("container.missing-provider", problem.message);
+  };
+  const assembleTool = (cls: AnyClass, agent: AnyClass): AssembledTool | undefined => {
+    const tm = componentOfKind<ToolOptions>(cls, ComponentKind.Tool);
+    if (tm === undefined) {
+      add("agent.not-a-tool", `${describeClass(agent)} lists ${describeClass(cls)} in tools, but it has no @Tool({ … }) decorator.`);
+      return undefined;
+    }
+    checkName(cls);
+    for (const field of ["input", "output"] as const) {
+      if (!isDtoClass(tm.options[field])) {
+        add("dto.not-a-dto", `${describeClass(cls)}'s ${field} must be a DTO class built with Dto({ … }).`);
+      }
+    }
+    if (typeof (cls.prototype as { run?: unknown }).run !== "function") {
+      add("tool.no-run-method", `${describeClass(cls)} must implement run(input).`);
+    }
+    checkDeps(cls, [appClass, agent]);
+    return { cls, name: tm.options.name, options: tm.options };
+  };
+  const assembleAgent = (cls: AnyClass): AssembledAgent | undefined => {
+    const existing = agents.get(cls);
+    if (existing !== undefined) return existing;
+    const am = componentOfKind<AgentOptions>(cls, ComponentKind.Agent);
+    if (am === undefined) {
+      add("flow.not-an-agent", `${describeClass(cls)} is used with toAgent(…) but has no @Agent({ … }) decorator.`);
+      return undefined;
+    }
+    checkName(cls);
+    const tools = new Map<string, AssembledTool>();
+    for (const toolClass of am.options.tools ?? []) {
+      const tool = assembleTool(toolClass, cls);
+      if (tool !== undefined) tools.set(tool.name, tool);
+    }
+    if (am.options.output !== undefined && !isDtoClass(am.options.output)) {
+      add("dto.not-a-dto", `${describeClass(cls)}'s output must be a DTO class built with Dto({ … }).`);
+    }
+    if (!options.modelsScripted && !modelProviders.some((p) => servesModel(p.options.serves, am.options.model))) {
+      const known = modelProviders.map((p) => `${p.options.name} serves ${p.options.serves.join(", ")}`).join("; ");
+      add(
+        "model.unserved",
+        `${describeClass(cls)} uses model "${am.options.model}", which no @ModelProvider serves` +
+          `${known === "" ? " (the application has none)" : ` (${known})`}. Add a provider whose serves matches it to @Application({ providers }).`,
+      );
+    }
+    const agent: AssembledAgent = { cls, name: am.options.name, options: am.options, tools };
+    agents.set(cls, agent);
+    return agent;
+  };
+
+  const flows = new Map<AnyClass, AssembledFlow>();
+  for (const wfClass of app.workflows ?? []) {
+    const wm = componentOfKind<WorkflowOptions>(wfClass, ComponentKind.Workflow);
+    if (wm === undefined) {
+      add("workflow.not-a-workflow", `${describeClass(wfClass)} is listed in workflows but has no @Workflow({ … }) decorator.`);
+      continue;
+    }
+    checkName(wfClass);
+    for (const flow of wm.options.flow) {
+      const sm = componentOfKind<WorkflowStartOptions>(flow.start, ComponentKind.WorkflowStart);
+      const fm = componentOfKind<WorkflowFinishOptions>(flow.finish, ComponentKind.WorkflowFinish);
+      if (sm === undefined) add("flow.not-a-start", `${describeClass(flow.start)} begins a flow of ${wm.options.name} but has no @WorkflowStart.`);
+      else {
+        checkName(flow.start);
+        if (!isDtoClass(sm.options.input)) add("dto.not-a-dto", `${describeClass(flow.start)}'s input must be a DTO class.`);
+        else if (flow.returns !== undefined && flow.returns !== sm.options.input) {
+          add("flow.returns-mismatch", `${wm.options.name}: start(${flow.start.name}).returns(${flow.returns.name}) but the start's input is ${sm.options.input.name}.`);
+        }
+        if (flows.has(flow.start)) add("flow.duplicate-start", `${describeClass(flow.start)} begins two flows; give each flow its own start.`);
+      }
+      if (fm === undefined) add("flow.not-a-finish", `${describeClass(flow.finish)} ends a flow of ${wm.options.name} but has no @WorkflowFinish.`);
+      else {
+        checkName(flow.finish);
+        if (!isDtoClass(fm.options.output)) add("dto.not-a-dto", `${describeClass(flow.finish)}'s output must be a DTO class.`);
+      }
+      if (flow.steps.length === 0) add("flow.no-steps", `A flow of ${wm.options.name} goes from start to finish with no step; add toAgent(…).`);
+      const steps: AssembledStep[] = [];
+      const seen = new Map<string, number>();
+      for (const step of flow.steps) {
+        const agent = assembleAgent(step.agent);
+        if (agent === undefined) continue;
+        const count = (seen.get(agent.name) ?? 0) + 1;
+        seen.set(agent.name, count);
+        steps.push({ kind: "agent", agent, nodeId: count === 1 ? `agent/${agent.name}` : `agent/${agent.name}#${count}` });
+      }
+      if (sm !== undefined && fm !== undefined) {
+        flows.set(flow.start, {
+          workflow: { cls: wfClass, name: wm.options.name, version: wm.options.version },
+          start: { cls: flow.start, name: sm.options.name, input: sm.options.input },
+          steps,
+          finish: { cls: flow.finish, name: fm.options.name, output: fm.options.output },
+        });
+      }
+    }
+  }
+  if ((app.workflows ?? []).length === 0) add("application.no-workflows", `${describeClass(appClass)} lists no workflows.`);
+  checkDeps(appClass, []);
+  for (const token of container.tokens()) {
+    if (typeof token === "function" && token !== appClass) {
+      for (const problem of container.check(token, [appClass])) add("container.missing-provider", problem.message);
+    }
+  }
+
+  const unique = violations.filter((v, i) => violations.findIndex((w) => w.rule === v.rule && w.message === v.message) === i);
+  if (unique.length > 0) throw new AssemblyError(app.name, unique);
+  return { cls: appClass, name: app.name, options: app, flows, agents, modelProviders };
+}

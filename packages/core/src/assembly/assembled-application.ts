@@ -1,0 +1,42 @@
+import type { AgentOptions } from "../components/agent.js";
+import type { ApplicationOptions } from "../components/application.js";
+import type { AnyClass } from "../components/component-registry.js";
+import type { ToolOptions } from "../components/tool.js";
+import type { DtoClass } from "../dto/dto.js";
+import type { ModelProviderOptions } from "../models/model-provider.js";
+
+/** @internal A tool as the runtime uses it. */
+export interface AssembledTool {
+  readonly cls: AnyClass;
+  readonly name: string;
+  readonly options: ToolOptions;
+}
+
+/** @internal An agent with its tools resolved. */
+export interface AssembledAgent {
+  readonly cls: AnyClass;
+  readonly name: string;
+  readonly options: AgentOptions;
+  readonly tools: ReadonlyMap<string, AssembledTool>;
+}
+
+/** @internal One step of a flow, with its graph node id. */
+export type AssembledStep = { readonly kind: "agent"; readonly nodeId: string; readonly agent: AssembledAgent };
+
+/** @internal A flow ready to compile. */
+export interface AssembledFlow {
+  readonly workflow: { readonly cls: AnyClass; readonly name: string; readonly version: string };
+  readonly start: { readonly cls: AnyClass; readonly name: string; readonly input: DtoClass };
+  readonly steps: readonly AssembledStep[];
+  readonly finish: { readonly cls: AnyClass; readonly name: string; readonly output: DtoClass };
+}
+
+/** @internal The whole application, checked. */
+export interface AssembledApplication {
+  readonly cls: AnyClass;
+  readonly name: string;
+  readonly options: ApplicationOptions;
+  readonly flows: ReadonlyMap<AnyClass, AssembledFlow>;
+  readonly agents: ReadonlyMap<AnyClass, AssembledAgent>;
+  readonly modelProviders: readonly { readonly cls: AnyClass; readonly options: ModelProviderOptions }[];
+}

@@ -1,0 +1,48 @@
+import type { DtoClass } from "../dto/dto.js";
+import type { FlowDefinition } from "../flow/flow-definition.js";
+import { componentDecorator } from "./component-registry.js";
+import { ComponentKind } from "./component-kind.js";
+
+/** What `@Workflow` declares. */
+export interface WorkflowOptions {
+  /** Ends with `-workflow`. */
+  readonly name: string;
+  /** Semantic version of the flow, recorded on every execution. */
+  readonly version: string;
+  readonly description?: string;
+  /** One flow per start, built with `start(…)`. */
+  readonly flow: readonly FlowDefinition[];
+}
+
+/** Declares a workflow. */
+export function Workflow(options: WorkflowOptions) {
+  return componentDecorator(ComponentKind.Workflow, options);
+}
+
+/** What `@WorkflowStart` declares. */
+export interface WorkflowStartOptions {
+  /** Ends with `-workflow-start`. */
+  readonly name: string;
+  readonly description: string;
+  /** The DTO `app.execute(Start, input)` validates. */
+  readonly input: DtoClass;
+}
+
+/** Declares how a workflow is started: `app.execute(Start, input)`. */
+export function WorkflowStart(options: WorkflowStartOptions) {
+  return componentDecorator(ComponentKind.WorkflowStart, options);
+}
+
+/** What `@WorkflowFinish` declares. */
+export interface WorkflowFinishOptions {
+  /** Ends with `-workflow-finish`. */
+  readonly name: string;
+  readonly description: string;
+  /** The DTO of `result.output`. */
+  readonly output: DtoClass;
+}
+
+/** Declares how a workflow finishes: the DTO of its output. */
+export function WorkflowFinish(options: WorkflowFinishOptions) {
+  return componentDecorator(ComponentKind.WorkflowFinish, options);
+}

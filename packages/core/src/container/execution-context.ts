@@ -1,0 +1,94 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { NoExecutionContextError } from "../errors/runtime-errors.js";
+
+/** The tenant an execution runs for; add fields of your own. */
+export interface Tenant {
+  readonly tenantId: string;
+  readonly [field: string]: unknown;
+}
+
+/** The step that is running, when there is one. */
+export interface StepContext {
+  /** The graph node, e.g. `agent/refund-agent`. */
+  readonly nodeId: string;
+  /** The agent's name. */
+  readonly agent?: string;
+  /** The tool call's id, in a tool or a channel. */
+  readonly callId?: string;
+  /** The step's idempotency key: stable across re-entries of the same tool call. */
+  readonly idempotencyKey?: string;
+  /** The item of a per-item launch. */
+  readonly itemIndex?: number;
+}
+
+/** Everything known about the running execution. */
+export interface ExecutionFrame {
+  readonly tenant: Tenant;
+  readonly ownerId: string;
+  readonly threadId: string;
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly workflow: { readonly name: string; readonly version: string };
+  readonly env: string;
+  readonly step: StepContext | undefined;
+  /** Aborts when the step times out or the execution is cancelled. */
+  readonly signal: AbortSignal;
+}
+
+const storage = new AsyncLocalStorage<ExecutionFrame>();
+
+/**
+ * The running execution, injectable anywhere (`deps: [ExecutionContext]`). Its fields read the frame of
+ * the execution the current call runs in, so a singleton service sees each execution's own tenant.
+ *
+ * @example
+ * async send(ask) { await slack.post(`Refund for ${this.executionContext.tenant.tenantId}?`, ask.pauseId); }
+ */
+export class ExecutionContext {
+  #frame(field: string): ExecutionFrame {
+    const frame = storage.getStore();
+    if (frame === undefined) throw new NoExecutionContextError(field);
+    return frame;
+  }
+  get tenant(): Tenant {
+    return this.#frame("tenant").tenant;
+  }
+  get ownerId(): string {
+    return this.#frame("ownerId").ownerId;
+  }
+  get threadId(): string {
+    return this.#frame("threadId").threadId;
+  }
+  get executionId(): string {
+    return this.#frame("executionId").executionId;
+  }
+  get rootExecutionId(): string {
+    return this.#frame("rootExecutionId").rootExecutionId;
+  }
+  get workflow(): ExecutionFrame["workflow"] {
+    return this.#frame("workflow").workflow;
+  }
+  get env(): string {
+    return this.#frame("env").env;
+  }
+  get step(): StepContext | undefined {
+    return this.#frame("step").step;
+  }
+  get signal(): AbortSignal {
+    return this.#frame("signal").signal;
+  }
+  /** True inside an execution. */
+  get active(): boolean {
+    return storage.getStore() !== undefined;
+  }
+
+  /** Runs `fn` inside `frame`. For the runtime and for tests of your own components. */
+  static run<T>(frame: ExecutionFrame, fn: () => T): T {
+    return storage.run(frame, fn);
+  }
+
+  /** The current frame, if any. */
+  static current(): ExecutionFrame | undefined {
+    return storage.getStore();
+  }
+}

@@ -1,0 +1,65 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "./chat-model.js";
+
+function toLangChain(message: ChatMessage): BaseMessage {
+  switch (message.role) {
+    case "system":
+      return new SystemMessage(message.content);
+    case "user":
+      return new HumanMessage(message.content);
+    case "assistant":
+      return new AIMessage({
+        content: message.content,
+        tool_calls: (message.toolCalls ?? []).map((c) => ({
+          id: c.id,
+          name: c.name,
+          args: (c.arguments ?? {}) as Record<string, unknown>,
+          type: "tool_call" as const,
+        })),
+      });
+    case "tool":
+      return new ToolMessage({ content: message.content, tool_call_id: message.toolCallId, name: message.name });
+  }
+}
+
+function textOf(content: AIMessage["content"]): string {
+  if (typeof content === "string") return content;
+  return content
+    .map((part) => (typeof part === "object" && part !== null && "text" in part ? String(part.text) : ""))
+    .join("");
+}
+
+/**
+ * Lets any LangChain chat model serve AGBoss: messages and tools are translated both ways.
+ *
+ * @example
+ * chatModel(id: string) { return fromLangChain(new ChatOpenAI({ model: id })); }
+ */
+export function fromLangChain(model: BaseChatModel): ChatModel {
+  return {
+    async invoke(request: ChatRequest): Promise<ChatResponse> {
+      const tools = request.tools.map((t) => ({
+        type: "function" as const,
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      }));
+      const bound =
+        tools.length > 0 && model.bindTools
+          ? model.bindTools(tools, request.toolChoice === "required" ? { tool_choice: "required" } : {})
+          : model;
+      const reply = (await bound.invoke(request.messages.map(toLangChain), { signal: request.signal })) as AIMessage;
+      const usage = reply.usage_metadata;
+      return {
+        content: textOf(reply.content),
+        toolCalls: (reply.tool_calls ?? []).map((c, i) => ({
+          id: c.id ?? `call_${i}`,
+          name: c.name,
+          arguments: c.args,
+        })),
+        ...(usage === undefined
+          ? {}
+          : { usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } }),
+      };
+    },
+  };
+}

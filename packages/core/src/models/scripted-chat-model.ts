@@ -1,0 +1,74 @@
+import type { DtoClass } from "../dto/dto.js";
+import type { AnyClass } from "../components/component-registry.js";
+import { componentOf } from "../components/component-registry.js";
+import type { ChatModel, ChatRequest, ChatResponse } from "./chat-model.js";
+
+/** The name of the tool through which a model gives a structured answer. */
+export const ANSWER_TOOL_NAME = "submit_answer";
+
+/** One scripted model turn: a fixed answer, or a function of the request. */
+export type ScriptedTurn = ChatResponse | ((request: ChatRequest) => ChatResponse | Promise<ChatResponse>);
+
+let callCounter = 0;
+const nextCallId = () => `call_${(++callCounter).toString(36)}`;
+
+/**
+ * A turn in which the model calls a tool with `args` (not validated here: a test may script a wrong
+ * input to see the model read the error).
+ */
+export function callTool<TInput>(tool: AnyClass, args: TInput, ...more: Array<[AnyClass, unknown]>): ChatResponse {
+  const calls = [[tool, args] as [AnyClass, unknown], ...more].map(([t, a]) => {
+    const name = (componentOf<{ name?: string }>(t)?.options.name ?? t.name) as string;
+    return { id: nextCallId(), name, arguments: a };
+  });
+  return { content: "", toolCalls: calls };
+}
+
+/** A turn in which the model answers: with a text, or with a DTO value through the answer tool. */
+export function replyWith(text: string): ChatResponse;
+export function replyWith<T>(dto: DtoClass<T>, value: T): ChatResponse;
+export function replyWith(textOrDto: string | DtoClass, value?: unknown): ChatResponse {
+  if (typeof textOrDto === "string") return { content: textOrDto, toolCalls: [] };
+  return { content: "", toolCalls: [{ id: nextCallId(), name: ANSWER_TOOL_NAME, arguments: value }] };
+}
+
+/** Thrown when a scripted model is asked for a turn it does not have. */
+export class ScriptExhaustedError extends Error {
+  constructor(caller: string, used: number) {
+    super(
+      `${caller} asked its model for turn ${used + 1}, but only ${used} turn${used === 1 ? " was" : "s were"} scripted. ` +
+        "Script another turn (thenReturn(…)) or check why the agent looped.",
+    );
+    this.name = "ScriptExhaustedError";
+  }
+}
+
+/**
+ * A model that plays back scripted turns in order, for examples, demos and benchmarks with no network.
+ *
+ * @example
+ * new ScriptedChatModel([callTool(RefundCardTool, { orderId: "o1" }), replyWith("Refunded o1")])
+ */
+export class ScriptedChatModel implements ChatModel {
+  readonly #turns: ScriptedTurn[];
+  readonly #loop: boolean;
+  #used = 0;
+  /** Every request the model was asked, in order. */
+  readonly requests: ChatRequest[] = [];
+
+  constructor(turns: readonly ScriptedTurn[], options: { loop?: boolean } = {}) {
+    this.#turns = [...turns];
+    this.#loop = options.loop ?? false;
+  }
+
+  async invoke(request: ChatRequest): Promise<ChatResponse> {
+    this.requests.push(request);
+    const index = this.#loop && this.#turns.length > 0 ? this.#used % this.#turns.length : this.#used;
+    const turn = this.#turns[index];
+    if (turn === undefined) throw new ScriptExhaustedError(request.caller, this.#used);
+    this.#used += 1;
+    const response = typeof turn === "function" ? await turn(request) : turn;
+    // Fresh call ids per turn, so a looping script never repeats one.
+    return { ...response, toolCalls: response.toolCalls.map((c) => ({ ...c, id: this.#loop ? nextCallId() : c.id })) };
+  }
+}

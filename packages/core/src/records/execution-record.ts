@@ -1,0 +1,74 @@
+import type { ModelUsage } from "../models/chat-model.js";
+import type { ExecutionStatus } from "../runtime/execution-status.js";
+
+/** A component as records name it. */
+export interface ComponentRecord {
+  readonly kind: string;
+  readonly name: string;
+}
+
+/** Where in a workflow something happened: the agent's visit, the tool call, the loop's counters. */
+export interface StepRecord {
+  readonly agent: ComponentRecord;
+  /** The graph node. */
+  readonly nodeId: string;
+  /** Which visit of the node in this execution (1 for the first). */
+  readonly visit: number;
+  /** The branch copy of a parallel launch; undefined outside one. */
+  readonly copy?: number | undefined;
+  /** The item of a per-item launch; undefined outside one. */
+  readonly itemIndex?: number | undefined;
+  /** The tool call, for a tool step. */
+  readonly toolCall?: { readonly callId: string; readonly tool: string } | undefined;
+  /** The model turn of the agent's loop (1 for the first). */
+  readonly toolLoopIteration: number;
+  /** Invalid answers the model gave so far in this visit. */
+  readonly validationAttempts: number;
+}
+
+/** One thing an execution did: a model turn or a tool call. */
+export type ExecutionStep =
+  | {
+      readonly type: "model";
+      readonly step: StepRecord;
+      readonly model: string;
+      readonly usage: ModelUsage | undefined;
+      /** Tool names the model called in this turn; empty for an answer. */
+      readonly calledTools: readonly string[];
+      readonly at: string;
+    }
+  | {
+      readonly type: "tool";
+      readonly step: StepRecord;
+      readonly tool: string;
+      /** The arguments, sensitive fields masked. */
+      readonly arguments: unknown;
+      /** The output, sensitive fields masked; undefined when the call failed. */
+      readonly output: unknown;
+      /** What the model read when the call failed. */
+      readonly error: string | undefined;
+      readonly at: string;
+    };
+
+/** An execution's history: what ran, with what, and how it ended. */
+export interface ExecutionRecord {
+  readonly tenantId: string;
+  readonly executionId: string;
+  readonly rootExecutionId: string;
+  readonly threadId: string;
+  readonly ownerId: string;
+  readonly workflow: { readonly name: string; readonly version: string };
+  readonly start: string;
+  readonly status: ExecutionStatus;
+  /** ISO 8601 on the application's Clock. */
+  readonly startedAt: string;
+  readonly finishedAt: string | undefined;
+  /** The start's input, sensitive fields masked. */
+  readonly input: unknown;
+  /** The finish's output, sensitive fields masked. */
+  readonly output: unknown;
+  readonly error: { readonly code: string | undefined; readonly name: string; readonly message: string } | undefined;
+  readonly steps: readonly ExecutionStep[];
+  /** Sums over every model call of the execution. */
+  readonly usage: { readonly modelCalls: number; readonly inputTokens: number; readonly outputTokens: number };
+}

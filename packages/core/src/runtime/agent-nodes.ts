@@ -1,0 +1,235 @@
+import { Send } from "@langchain/langgraph";
+import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
+import { ExecutionContext } from "../container/execution-context.js";
+import { dtoJsonSchema } from "../dto/dto.js";
+import { maskWith } from "../dto/sensitive.js";
+import { WorkflowFinishTextDto } from "../dto/builtin-dtos.js";
+import { AgbossError } from "../errors/agboss-error.js";
+import { ErrorCode } from "../errors/error-codes.js";
+import { AgentFailedError } from "../errors/step-failed-error.js";
+import type { ChatMessage, ChatToolCall, ChatToolSpec } from "../models/chat-model.js";
+import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
+import type { ExecutionStep, StepRecord } from "../records/execution-record.js";
+import type { FlowStateUpdate, FlowStateValue, LoopState } from "./flow-state.js";
+import { runTool } from "./run-tool.js";
+import type { RuntimeServices } from "./runtime-services.js";
+
+const DEFAULT_MAX_ITERATIONS = 10;
+const DEFAULT_MAX_VALIDATION_ATTEMPTS = 2;
+
+/** What a tool task gets through its `Send`. @internal */
+export interface ToolTask {
+  readonly nodeId: string;
+  readonly executionId: string;
+  readonly call: ChatToolCall;
+  readonly loop: LoopState;
+}
+
+function renderInput(value: unknown): string {
+  if (typeof value === "object" && value !== null && Object.keys(value).length === 1 && "text" in value) {
+    return String((value as { text: unknown }).text);
+  }
+  return JSON.stringify(value, null, 2);
+}
+
+function issuesText(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  return issues.map((i) => `${i.path.length === 0 ? "(value)" : i.path.map(String).join(".")}: ${i.message}`).join("; ");
+}
+
+function currentFrame() {
+  const frame = ExecutionContext.current();
+  if (frame === undefined) throw new Error("AGBoss nodes run only inside an execution frame");
+  return frame;
+}
+
+/** @internal */
+export function stepRecord(agent: AssembledAgent, nodeId: string, loop: LoopState, call?: ChatToolCall): StepRecord {
+  return {
+    agent: { kind: "agent", name: agent.name },
+    nodeId,
+    visit: loop.visit,
+    toolLoopIteration: loop.iteration,
+    validationAttempts: loop.validationAttempts,
+    ...(call === undefined ? {} : { toolCall: { callId: call.id, tool: call.name } }),
+  };
+}
+
+/** The tools an agent offers its model, plus the answer tool when it answers with a DTO. @internal */
+export function toolSpecs(agent: AssembledAgent): ChatToolSpec[] {
+  const specs: ChatToolSpec[] = [...agent.tools.values()].map((t) => ({
+    name: t.name,
+    description: t.options.description,
+    parameters: dtoJsonSchema(t.options.input),
+  }));
+  if (agent.options.output !== undefined && agent.options.output !== WorkflowFinishTextDto) {
+    specs.push({
+      name: ANSWER_TOOL_NAME,
+      description: `Give your final answer as ${agent.options.output.name}. Call it once, alone, when you are done.`,
+      parameters: dtoJsonSchema(agent.options.output),
+    });
+  }
+  return specs;
+}
+
+/**
+ * The model turn of an agent's loop: opens a visit with the step's input, asks the model, and decides
+ * where the loop goes (the tools, another try at a valid answer, or the next step).
+ * @internal
+ */
+export function agentModelNode(services: RuntimeServices, agent: AssembledAgent, nodeId: string, inputOf: (s: FlowStateValue) => unknown) {
+  const maxIterations = agent.options.maxToolLoopIterations ?? DEFAULT_MAX_ITERATIONS;
+  const maxValidation = agent.options.maxValidationAttempts ?? DEFAULT_MAX_VALIDATION_ATTEMPTS;
+  const specs = toolSpecs(agent);
+  const structured = specs.some((s) => s.name === ANSWER_TOOL_NAME);
+  return async (state: FlowStateValue): Promise<FlowStateUpdate> => {
+    const frame = currentFrame();
+    const previous = state.run.loops[nodeId];
+    const conversation = state.conversations[nodeId] ?? [];
+    const added: ChatMessage[] = [];
+    let loop: LoopState;
+    if (previous?.active === true) {
+      loop = { ...previous, iteration: previous.iteration + 1 };
+    } else {
+      if (conversation.length === 0) added.push({ role: "system", content: agent.options.prompt });
+      added.push({ role: "user", content: renderInput(inputOf(state)) });
+      loop = { visit: (previous?.visit ?? 0) + 1, iteration: 1, validationAttempts: 0, active: true, route: "done" };
+    }
+    if (loop.iteration > maxIterations) {
+      throw new AgentFailedError(agent.name, nodeId, `its tool loop reached ${maxIterations} model turns without an answer.`, {
+        code: ErrorCode.AgentLoopLimit,
+      });
+    }
+    const caller = `agent:${agent.name}`;
+    let response: Awaited<ReturnType<Awaited<ReturnType<typeof services.models.resolve>>["invoke"]>>;
+    try {
+      const model = await services.models.resolve(agent.options.model, agent.cls, caller);
+      response = await model.invoke({
+        model: agent.options.model,
+        messages: [...conversation, ...added],
+        tools: specs,
+        toolChoice: structured ? "required" : "auto",
+        caller,
+        signal: frame.signal,
+      });
+    } catch (error) {
+      if (error instanceof AgbossError && error.code === ErrorCode.ModelUnserved) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new AgentFailedError(agent.name, nodeId, `its model call failed: ${reason}`, { cause: error });
+    }
+    added.push({ role: "assistant", content: response.content, toolCalls: response.toolCalls });
+    const modelStep: ExecutionStep = {
+      type: "model",
+      step: stepRecord(agent, nodeId, loop),
+      model: agent.options.model,
+      usage: response.usage,
+      calledTools: response.toolCalls.map((c) => c.name),
+      at: new Date(services.clock.now()).toISOString(),
+    };
+    const workCalls = response.toolCalls.filter((c) => c.name !== ANSWER_TOOL_NAME);
+    const answerCall = response.toolCalls.find((c) => c.name === ANSWER_TOOL_NAME);
+    const outputs: Record<string, unknown> = {};
+    if (workCalls.length > 0) {
+      // Answer calls made alongside work are refused; the model answers again once the tools returned.
+      for (const call of response.toolCalls.filter((c) => c.name === ANSWER_TOOL_NAME)) {
+        added.push({ role: "tool", toolCallId: call.id, name: call.name, content: "Tool error: answer alone, after your other tool calls returned." });
+      }
+      loop = { ...loop, route: "tools" };
+    } else {
+      let failure: string | undefined;
+      if (structured) {
+        const output = agent.options.output as NonNullable<typeof agent.options.output>;
+        const parsed = answerCall === undefined ? undefined : output.schema.safeParse(answerCall.arguments);
+        if (parsed?.success === true) outputs[nodeId] = parsed.data;
+        else failure = parsed === undefined ? `answer by calling ${ANSWER_TOOL_NAME}.` : `invalid answer: ${issuesText(parsed.error.issues)}`;
+        if (failure !== undefined && answerCall !== undefined) {
+          added.push({ role: "tool", toolCallId: answerCall.id, name: ANSWER_TOOL_NAME, content: `Tool error: ${failure}` });
+        } else if (failure !== undefined) {
+          added.push({ role: "user", content: `Your reply was not accepted: ${failure}` });
+        }
+      } else {
+        outputs[nodeId] = { text: response.content };
+      }
+      if (failure === undefined) loop = { ...loop, active: false, route: "done" };
+      else {
+        loop = { ...loop, validationAttempts: loop.validationAttempts + 1, route: "retry" };
+        if (loop.validationAttempts > maxValidation) {
+          throw new AgentFailedError(agent.name, nodeId, `its model gave ${loop.validationAttempts} invalid answers; the last: ${failure}`);
+        }
+      }
+    }
+    return {
+      conversations: { [nodeId]: added },
+      run: { loops: { [nodeId]: loop }, outputs, steps: [modelStep] },
+    };
+  };
+}
+
+/** Where the loop goes after a model turn. @internal */
+export function agentRouter(nodeId: string, next: string, executionIdOf: (s: FlowStateValue) => string) {
+  return (state: FlowStateValue): string | Send[] => {
+    const loop = state.run.loops[nodeId];
+    if (loop?.route === "tools") {
+      const conversation = state.conversations[nodeId] ?? [];
+      const last = [...conversation].reverse().find((m) => m.role === "assistant");
+      const calls = last?.role === "assistant" ? (last.toolCalls ?? []).filter((c) => c.name !== ANSWER_TOOL_NAME) : [];
+      return calls.map(
+        (call) => new Send(`${nodeId}/tools`, { nodeId, call, loop, executionId: executionIdOf(state) } satisfies ToolTask),
+      );
+    }
+    if (loop?.route === "retry") return nodeId;
+    return next;
+  };
+}
+
+/**
+ * One tool call, as its own task: validates the model's arguments against the tool's input, runs the
+ * tool, and answers the model. A failure becomes a `Tool error: …` the model reads.
+ * @internal
+ */
+export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) {
+  return async (task: ToolTask): Promise<FlowStateUpdate> => {
+    const { nodeId, call, loop } = task;
+    const tool: AssembledTool | undefined = agent.tools.get(call.name);
+    let content: string;
+    let error: string | undefined;
+    let output: unknown;
+    let shownArgs: unknown = call.arguments;
+    if (tool === undefined) {
+      error = `there is no tool "${call.name}"; you can call ${[...agent.tools.keys()].join(", ") || "no tools"}.`;
+    } else {
+      shownArgs = maskWith(tool.options.input.schema, call.arguments);
+      const parsed = tool.options.input.schema.safeParse(call.arguments);
+      if (!parsed.success) {
+        error = `invalid input for ${tool.name}: ${issuesText(parsed.error.issues)}`;
+      } else {
+        try {
+          const result = await runTool(services, tool, parsed.data, {
+            nodeId,
+            agent: agent.name,
+            callId: call.id,
+            idempotencyKey: `${task.executionId}:${nodeId}:${loop.visit}:${call.id}`,
+          });
+          const checked = tool.options.output.schema.safeParse(result);
+          if (checked.success) output = checked.data;
+          else error = `${tool.name} returned an invalid output: ${issuesText(checked.error.issues)}`;
+        } catch (thrown) {
+          error = thrown instanceof Error ? thrown.message : String(thrown);
+        }
+      }
+    }
+    content = error === undefined ? JSON.stringify(output) : `Tool error: ${error}`;
+    const toolStep: ExecutionStep = {
+      type: "tool",
+      step: stepRecord(agent, nodeId, loop, call),
+      tool: call.name,
+      arguments: shownArgs,
+      output: tool === undefined || output === undefined ? undefined : maskWith(tool.options.output.schema, output),
+      error,
+      at: new Date(services.clock.now()).toISOString(),
+    };
+    return {
+      conversations: { [nodeId]: [{ role: "tool", toolCallId: call.id, name: call.name, content }] },
+      run: { steps: [toolStep] },
+    };
+  };
+}

@@ -1,0 +1,25 @@
+import type { ExecutionOutput } from "./execution-output.js";
+
+/** Fields every execution event carries. */
+export interface ExecutionEventBase {
+  readonly tenantId: string;
+  readonly threadId: string;
+  readonly executionId: string;
+  readonly workflow: string;
+  /** ISO 8601 on the application's Clock. */
+  readonly at: string;
+}
+
+/** `onExecutionStart(event)`: an execution began. */
+export type ExecutionStartEvent = ExecutionEventBase & { readonly input: unknown };
+/** `onExecutionFinish(event)`: an execution completed. */
+export type ExecutionFinishEvent = ExecutionEventBase & { readonly output: ExecutionOutput };
+/** `onExecutionError(event)`: an execution failed. */
+export type ExecutionErrorEvent = ExecutionEventBase & { readonly error: unknown };
+
+/** Methods an `@Application` class may define to hear about executions. */
+export interface ExecutionEvents {
+  onExecutionStart?(event: ExecutionStartEvent): void | Promise<void>;
+  onExecutionFinish?(event: ExecutionFinishEvent): void | Promise<void>;
+  onExecutionError?(event: ExecutionErrorEvent): void | Promise<void>;
+}

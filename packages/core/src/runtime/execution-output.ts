@@ -1,0 +1,15 @@
+import type { ExecutionRecord } from "../records/execution-record.js";
+import type { ExecutionStatus } from "./execution-status.js";
+
+/** What `app.execute` and `app.resume` return. */
+export interface ExecutionOutput<TOutput = unknown> {
+  readonly status: ExecutionStatus;
+  /** The finish's output once completed; undefined while paused. */
+  readonly output: TOutput | undefined;
+  readonly threadId: string;
+  readonly executionId: string;
+  /** Every waiting pause; empty unless paused. */
+  readonly pending: readonly unknown[];
+  /** The execution record, with `{ record: true }`. */
+  readonly record?: ExecutionRecord;
+}

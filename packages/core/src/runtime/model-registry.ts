@@ -1,0 +1,47 @@
+import type { AnyClass } from "../components/component-registry.js";
+import type { Container } from "../container/container.js";
+import { ModelUnservedError } from "../errors/runtime-errors.js";
+import type { ChatModel } from "../models/chat-model.js";
+import { type ModelProviderHandler, type ModelProviderOptions, servesModel } from "../models/model-provider.js";
+
+/**
+ * Resolves the model a component calls: an override set for that component (the testing kit's
+ * `mockLlm`), else the provider whose `serves` matches the model id.
+ * @internal
+ */
+export class ModelRegistry {
+  readonly #overrides = new Map<AnyClass, ChatModel>();
+  readonly #cache = new Map<string, Promise<ChatModel>>();
+  #fallback: ((component: AnyClass, caller: string) => ChatModel) | undefined;
+
+  constructor(
+    private readonly container: Container,
+    private readonly providers: readonly { readonly cls: AnyClass; readonly options: ModelProviderOptions }[],
+  ) {}
+
+  /** Makes `component` call `model`, whatever its model id. */
+  override(component: AnyClass, model: ChatModel): void {
+    this.#overrides.set(component, model);
+  }
+
+  /** The model of any component without an override, instead of the providers. */
+  setFallback(fallback: (component: AnyClass, caller: string) => ChatModel): void {
+    this.#fallback = fallback;
+  }
+
+  /** The model for `component`, which names `modelId`. */
+  async resolve(modelId: string, component: AnyClass, caller: string): Promise<ChatModel> {
+    const override = this.#overrides.get(component);
+    if (override !== undefined) return override;
+    if (this.#fallback !== undefined) return this.#fallback(component, caller);
+    let model = this.#cache.get(modelId);
+    if (model === undefined) {
+      const provider = this.providers.find((p) => servesModel(p.options.serves, modelId));
+      if (provider === undefined) throw new ModelUnservedError(modelId, caller);
+      const handler = this.container.get(provider.cls as AnyClass<ModelProviderHandler>);
+      model = Promise.resolve(handler.chatModel(modelId));
+      this.#cache.set(modelId, model);
+    }
+    return model;
+  }
+}

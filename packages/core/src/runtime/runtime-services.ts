@@ -1,0 +1,12 @@
+import type { Container } from "../container/container.js";
+import type { Logger } from "../logging/logger.js";
+import type { Clock } from "../time/clock.js";
+import type { ModelRegistry } from "./model-registry.js";
+
+/** What the graph's nodes need from the application. @internal */
+export interface RuntimeServices {
+  readonly container: Container;
+  readonly models: ModelRegistry;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
