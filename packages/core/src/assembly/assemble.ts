@@ -44,7 +44,8 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
     const name = m.options.name;
     const suffix = NAME_SUFFIX[m.kind];
     if (suffix !== undefined && !name.endsWith(suffix)) {
-      add("name.kind-suffix", `${cls.name} is a ${m.kind} named "${name}": a ${m.kind}'s name must end with "${suffix}".`);
+      const article = /^[aeiou]/.test(m.kind) ? "an" : "a";
+      add("name.kind-suffix", `${cls.name} is ${article} ${m.kind} named "${name}": ${article} ${m.kind}'s name must end with "${suffix}".`);
     }
     const key = `${m.kind}:${name}`;
     const other = names.get(key);
@@ -68,7 +69,9 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
   }
 
   const agents = new Map<AnyClass, AssembledAgent>();
+  const checked = new Set<AnyClass>();
   const checkDeps = (cls: AnyClass, chain: readonly unknown[]) => {
+    checked.add(cls);
     if (!container.has(cls)) container.register(cls);
     for (const problem of container.check(cls, chain)) add("container.missing-provider", problem.message);
   };
@@ -168,7 +171,7 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
   if ((app.workflows ?? []).length === 0) add("application.no-workflows", `${describeClass(appClass)} lists no workflows.`);
   checkDeps(appClass, []);
   for (const token of container.tokens()) {
-    if (typeof token === "function" && token !== appClass) {
+    if (typeof token === "function" && !checked.has(token)) {
       for (const problem of container.check(token, [appClass])) add("container.missing-provider", problem.message);
     }
   }

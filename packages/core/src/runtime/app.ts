@@ -7,7 +7,7 @@ import { Container } from "../container/container.js";
 import { ExecutionContext, type ExecutionFrame, type Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
-import { AppClosedError, ThreadBusyError, ThreadOwnerError } from "../errors/runtime-errors.js";
+import { AppClosedError, ExecutionCancelledError, ThreadBusyError, ThreadOwnerError } from "../errors/runtime-errors.js";
 import { ConsoleLogger, LogLevel, type Logger } from "../logging/logger.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { FENCE_CONFIG_KEY } from "../store/fence.js";
@@ -185,7 +185,7 @@ export class App {
     const { store, clock } = this.#internals;
     const thread = await store.threads.findByTenantIdAndThreadId(tenantId, threadId);
     if (thread === undefined) return;
-    this.#running.get(`${tenantId}/${threadId}`)?.abort(new Error(`thread ${threadId} was cancelled`));
+    this.#running.get(`${tenantId}/${threadId}`)?.abort(new ExecutionCancelledError(threadId));
     const latest = await store.executions.findByTenantIdAndExecutionId(tenantId, thread.latestExecutionId);
     if (latest === undefined || latest.status === ExecutionStatus.Completed || latest.status === ExecutionStatus.Failed) return;
     const record = latest.record as ExecutionRecord;
@@ -279,8 +279,9 @@ export class App {
       const state = await graph.getState({ configurable: { thread_id: key } }).catch(() => undefined);
       const status = cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed;
       await this.#saveRecord(this.#record(base, status, state?.values as FlowStateValue | undefined, error)).catch(() => undefined);
-      await this.#emit("onExecutionError", { ...this.#eventBase(frame), error });
-      throw error;
+      const thrown = cancelled && controller.signal.reason instanceof Error ? controller.signal.reason : error;
+      await this.#emit("onExecutionError", { ...this.#eventBase(frame), error: thrown });
+      throw thrown;
     } finally {
       renewal?.cancel();
       this.#running.delete(key);
