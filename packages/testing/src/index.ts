@@ -1,1 +1,1 @@
-export {};
+export * from "./conformance/index.js";

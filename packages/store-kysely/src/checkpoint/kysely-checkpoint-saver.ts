@@ -201,14 +201,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
           .values(row)
           .onConflict((oc) =>
             row.idx < 0
-              ? oc
-                  .columns(key)
-                  .doUpdateSet({
-                    channel: row.channel,
-                    type: row.type,
-                    value: row.value,
-                    task_path: row.task_path,
-                  })
+              ? oc.columns(key).doUpdateSet({
+                  channel: row.channel,
+                  type: row.type,
+                  value: row.value,
+                  task_path: row.task_path,
+                })
               : oc.columns(key).doNothing(),
           )
           .execute();

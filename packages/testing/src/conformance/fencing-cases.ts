@@ -1,0 +1,152 @@
+import { FENCE_CONFIG_KEY, type Fence, LeaseLostError, PauseResolution, type Store } from "@agboss/core";
+import { expect } from "vitest";
+import type { ConformanceContext } from "./conformance-context.js";
+import { checkpoint, pauseRecord, uid, versionsOf } from "./fixtures.js";
+
+const TTL = 30_000;
+
+/** A checkpointer config for `threadId`, fenced when `fence` is given. */
+function config(threadId: string, fence?: Fence, checkpointId?: string) {
+  return {
+    configurable: {
+      thread_id: threadId,
+      checkpoint_ns: "",
+      ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }),
+      ...(fence === undefined ? {} : { [FENCE_CONFIG_KEY]: fence }),
+    },
+  };
+}
+
+/** Holder A takes the lease, lets it lapse, and B takes it over. */
+async function takeover(a: Store, b: Store, key: string) {
+  const first = await a.leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL });
+  const second = await b.leases.acquire({ key, holder: "b", now: 1_000 + TTL, ttlMs: TTL });
+  expect(second!.epoch).toBeGreaterThan(first!.epoch);
+  return { stale: first!, current: second! };
+}
+
+/** Fencing: a superseded holder's pause and checkpoint writes are refused in the same transaction. @internal */
+export function fencingCases({ store, test, peerTest }: ConformanceContext): void {
+  test("fencing: pause writes carrying the current fence land", async () => {
+    const key = uid("tree");
+    const lease = (await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL }))!;
+    const pause = await store().pauses.findOrCreate(pauseRecord(), lease);
+    expect(await store().pauses.markSent(pause.tenantId, pause.pauseId, lease)).toBeDefined();
+    const decided = await store().pauses.findOrCreate(pauseRecord(), lease);
+    const args = { at: 2_000, answer: { decision: 1 }, resolution: PauseResolution.Decided };
+    expect(await store().pauses.take(decided.tenantId, decided.pauseId, args, lease)).toBeDefined();
+    const cancel = { resolution: PauseResolution.Withdrawn, at: 2_000 };
+    expect(
+      await store().pauses.cancelByTenantIdAndPauseId(pause.tenantId, pause.pauseId, cancel, lease),
+    ).toBeDefined();
+  });
+
+  test("fencing: pause writes carrying a stale fence throw LeaseLostError and change nothing", async () => {
+    const key = uid("tree");
+    const { stale } = await takeover(store(), store(), key);
+    const pending = await store().pauses.findOrCreate(pauseRecord());
+    const resolved = await store().pauses.findOrCreate(pauseRecord());
+    await store().pauses.resolve(resolved.tenantId, resolved.pauseId, { decision: "yes" }, 2_000);
+    const before = await store().pauses.list({ tenantId: "tenant-a" });
+
+    const fresh = pauseRecord();
+    await expect(store().pauses.findOrCreate(fresh, stale)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store().pauses.markSent(pending.tenantId, pending.pauseId, stale)).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    const decided = { at: 3_000, answer: { decision: "no" }, resolution: PauseResolution.Decided };
+    await expect(
+      store().pauses.take(pending.tenantId, pending.pauseId, decided, stale),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(
+      store().pauses.take(resolved.tenantId, resolved.pauseId, { at: 3_000 }, stale),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    const cancel = { resolution: PauseResolution.Cancelled, at: 3_000 };
+    await expect(
+      store().pauses.cancelByTenantIdAndPauseId(pending.tenantId, pending.pauseId, cancel, stale),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+
+    expect(await store().pauses.list({ tenantId: "tenant-a" })).toEqual(before);
+    expect(
+      await store().pauses.findByTenantIdAndIdempotencyKey(fresh.tenantId, fresh.idempotencyKey),
+    ).toBeUndefined();
+  });
+
+  test("fencing: a fence for a lease that was never granted is refused", async () => {
+    const fence = { key: uid("tree"), epoch: 1 };
+    const record = pauseRecord();
+    await expect(store().pauses.findOrCreate(record, fence)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await store().pauses.findByTenantIdAndPauseId(record.tenantId, record.pauseId)).toBeUndefined();
+    const c = checkpoint();
+    await expect(
+      store().checkpointer.put(config(uid("thread"), fence), c, meta(), versionsOf(c)),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  test("fencing: checkpointer put and putWrites carrying a stale fence throw LeaseLostError and write nothing", async () => {
+    const key = uid("tree");
+    const threadId = uid("thread");
+    const { stale, current } = await takeover(store(), store(), key);
+    const base = checkpoint({ messages: ["base"] });
+    const saved = await store().checkpointer.put(config(threadId, current), base, meta(), versionsOf(base));
+    await store().checkpointer.putWrites(saved, [["messages", "from b"]], "task-b");
+
+    const forked = checkpoint({ messages: ["fork"] });
+    await expect(
+      store().checkpointer.put(config(threadId, stale, base.id), forked, meta(), versionsOf(forked)),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    const staleWrite = config(threadId, stale, base.id);
+    await expect(
+      store().checkpointer.putWrites(staleWrite, [["messages", "from a"]], "task-a"),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+
+    const latest = await store().checkpointer.getTuple(config(threadId));
+    expect(latest?.checkpoint.id).toBe(base.id);
+    expect(latest?.checkpoint.channel_values).toEqual({ messages: ["base"] });
+    expect(latest?.pendingWrites).toEqual([["task-b", "messages", "from b"]]);
+    expect(await store().checkpointer.getTuple(config(threadId, undefined, forked.id))).toBeUndefined();
+  });
+
+  const scenario = async (a: Store, b: Store) => {
+    const key = uid("tree");
+    const threadId = uid("thread");
+    const leaseA = (await a.leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL }))!;
+    const first = checkpoint({ step: 1 });
+    const savedA = await a.checkpointer.put(config(threadId, leaseA), first, meta(), versionsOf(first));
+    const leaseB = (await b.leases.acquire({ key, holder: "b", now: 1_000 + TTL, ttlMs: TTL }))!;
+
+    const fromA = checkpoint({ step: "a" });
+    const parentA = { configurable: { ...savedA.configurable, [FENCE_CONFIG_KEY]: leaseA } };
+    await expect(a.checkpointer.put(parentA, fromA, meta(), versionsOf(fromA))).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    const pauseA = pauseRecord();
+    await expect(a.pauses.findOrCreate(pauseA, leaseA)).rejects.toBeInstanceOf(LeaseLostError);
+
+    const fromB = checkpoint({ step: "b" });
+    const parentB = { configurable: { ...savedA.configurable, [FENCE_CONFIG_KEY]: leaseB } };
+    await b.checkpointer.put(parentB, fromB, meta(), versionsOf(fromB));
+    const pauseB = await b.pauses.findOrCreate(pauseRecord(), leaseB);
+
+    for (const s of [a, b]) {
+      const latest = await s.checkpointer.getTuple(config(threadId));
+      expect(latest?.checkpoint.id).toBe(fromB.id);
+      expect(latest?.checkpoint.channel_values).toEqual({ step: "b" });
+      expect(await s.pauses.findByTenantIdAndPauseId(pauseA.tenantId, pauseA.pauseId)).toBeUndefined();
+      expect(await s.pauses.findByTenantIdAndPauseId(pauseB.tenantId, pauseB.pauseId)).toEqual(pauseB);
+    }
+    const history = [];
+    for await (const tuple of b.checkpointer.list(config(threadId))) history.push(tuple.checkpoint.id);
+    expect(history.sort()).toEqual([first.id, fromB.id].sort());
+  };
+
+  test("fencing: after a takeover the old holder's checkpoint and pause writes are refused and the new holder's land", () =>
+    scenario(store(), store()));
+  peerTest("fencing: a takeover through another store instance fences this one's writes", (peer) =>
+    scenario(store(), peer),
+  );
+}
+
+function meta() {
+  return { source: "loop" as const, step: 1, parents: {} };
+}

@@ -1,0 +1,262 @@
+import { type PauseAnswer, PauseResolution, PauseStatus, type Store } from "@agboss/core";
+import { expect } from "vitest";
+import type { ConformanceContext } from "./conformance-context.js";
+import { pauseRecord, RICH_JSON, uid } from "./fixtures.js";
+
+const ANSWER: PauseAnswer = { decision: { approved: true, note: "ok" }, responder: "owner-1" };
+const DECIDED: PauseAnswer = { decision: { approved: false } };
+
+/** Pause records: idempotent creation, tenant isolation, and one atomic update per status change. @internal */
+export function pauseCases({ store, test, peerTest }: ConformanceContext): void {
+  const pauses = () => store().pauses;
+
+  test("pauses: findOrCreate is idempotent by (tenantId, idempotencyKey) and returns the first record", async () => {
+    const first = pauseRecord();
+    expect(await pauses().findOrCreate(first)).toEqual(first);
+    const again = await pauses().findOrCreate({ ...first, pauseId: uid("pause"), askedAt: 9_000 });
+    expect(again).toEqual(first);
+    expect(await pauses().list({ tenantId: first.tenantId })).toHaveLength(1);
+    const otherTenant = await pauses().findOrCreate({
+      ...first,
+      tenantId: "tenant-b",
+      pauseId: uid("pause"),
+    });
+    expect(otherTenant.pauseId).not.toBe(first.pauseId);
+  });
+
+  test("pauses: find by pauseId or idempotency key never finds another tenant's pause", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord({ tenantId: "tenant-a" }));
+    expect(await pauses().findByTenantIdAndPauseId("tenant-a", pause.pauseId)).toEqual(pause);
+    expect(await pauses().findByTenantIdAndPauseId("tenant-b", pause.pauseId)).toBeUndefined();
+    expect(await pauses().findByTenantIdAndIdempotencyKey("tenant-a", pause.idempotencyKey)).toEqual(pause);
+    expect(await pauses().findByTenantIdAndIdempotencyKey("tenant-b", pause.idempotencyKey)).toBeUndefined();
+    expect(await pauses().findByTenantIdAndPauseId("tenant-a", uid("pause"))).toBeUndefined();
+  });
+
+  test("pauses: JSON columns (ask, step, answer) round-trip unchanged", async () => {
+    const pause = await pauses().findOrCreate(
+      pauseRecord({ ask: RICH_JSON, step: [RICH_JSON, { item: 2 }] }),
+    );
+    const answer: PauseAnswer = {
+      decision: RICH_JSON,
+      responder: "owner-1",
+      reply: "yes ✓",
+      cost: { tokens: 12 },
+    };
+    await pauses().resolve(pause.tenantId, pause.pauseId, answer, 2_000);
+    const found = await pauses().findByTenantIdAndPauseId(pause.tenantId, pause.pauseId);
+    expect(found?.ask).toEqual(RICH_JSON);
+    expect(found?.step).toEqual([RICH_JSON, { item: 2 }]);
+    expect(found?.answer).toEqual(answer);
+  });
+
+  test("pauses: resolve moves Pending to Resolved, once", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    const resolved = await pauses().resolve(pause.tenantId, pause.pauseId, ANSWER, 2_000);
+    expect(resolved).toEqual({
+      ...pause,
+      status: PauseStatus.Resolved,
+      resolution: PauseResolution.Replied,
+      answer: ANSWER,
+      resolvedAt: 2_000,
+    });
+    expect(await pauses().resolve(pause.tenantId, pause.pauseId, DECIDED, 3_000)).toBeUndefined();
+    expect(await pauses().findByTenantIdAndPauseId(pause.tenantId, pause.pauseId)).toEqual(resolved);
+    expect(await pauses().resolve("tenant-b", pause.pauseId, ANSWER, 2_000)).toBeUndefined();
+  });
+
+  test("pauses: take moves Resolved to Taken, keeping the answer", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    const resolved = await pauses().resolve(pause.tenantId, pause.pauseId, ANSWER, 2_000);
+    const taken = await pauses().take(pause.tenantId, pause.pauseId, { at: 3_000 });
+    expect(taken).toEqual({ ...resolved, status: PauseStatus.Taken });
+    expect(await pauses().take(pause.tenantId, pause.pauseId, { at: 4_000 })).toBeUndefined();
+  });
+
+  test("pauses: take with an answer and resolution moves Pending to Taken at once", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    const taken = await pauses().take(pause.tenantId, pause.pauseId, {
+      at: 2_000,
+      answer: DECIDED,
+      resolution: PauseResolution.Decided,
+    });
+    expect(taken).toEqual({
+      ...pause,
+      status: PauseStatus.Taken,
+      resolution: PauseResolution.Decided,
+      answer: DECIDED,
+      resolvedAt: 2_000,
+    });
+  });
+
+  test("pauses: take refuses a Pending pause without an answer, and Taken or Cancelled pauses", async () => {
+    const pending = await pauses().findOrCreate(pauseRecord());
+    expect(await pauses().take(pending.tenantId, pending.pauseId, { at: 2_000 })).toBeUndefined();
+    expect(await pauses().findByTenantIdAndPauseId(pending.tenantId, pending.pauseId)).toEqual(pending);
+    const cancelled = await pauses().findOrCreate(pauseRecord());
+    await pauses().cancelByTenantIdAndPauseId(cancelled.tenantId, cancelled.pauseId, {
+      resolution: PauseResolution.Cancelled,
+      at: 2_000,
+    });
+    const args = { at: 3_000, answer: DECIDED, resolution: PauseResolution.Decided };
+    expect(await pauses().take(cancelled.tenantId, cancelled.pauseId, args)).toBeUndefined();
+    expect(await pauses().take(pending.tenantId, pending.pauseId, args)).toBeDefined();
+    expect(await pauses().take(pending.tenantId, pending.pauseId, args)).toBeUndefined();
+  });
+
+  test("pauses: cancel moves Pending to Cancelled only", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    const cancelled = await pauses().cancelByTenantIdAndPauseId(pause.tenantId, pause.pauseId, {
+      resolution: PauseResolution.Withdrawn,
+      at: 2_000,
+    });
+    expect(cancelled).toEqual({
+      ...pause,
+      status: PauseStatus.Cancelled,
+      resolution: PauseResolution.Withdrawn,
+      resolvedAt: 2_000,
+    });
+    const resolved = await pauses().findOrCreate(pauseRecord());
+    await pauses().resolve(resolved.tenantId, resolved.pauseId, ANSWER, 2_000);
+    const args = { resolution: PauseResolution.Cancelled, at: 3_000 };
+    expect(
+      await pauses().cancelByTenantIdAndPauseId(resolved.tenantId, resolved.pauseId, args),
+    ).toBeUndefined();
+    expect(await pauses().cancelByTenantIdAndPauseId(pause.tenantId, pause.pauseId, args)).toBeUndefined();
+    expect((await pauses().findByTenantIdAndPauseId(resolved.tenantId, resolved.pauseId))?.status).toBe(
+      PauseStatus.Resolved,
+    );
+  });
+
+  test("pauses: markSent sets isSent on a Pending pause only", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    expect(await pauses().markSent(pause.tenantId, pause.pauseId)).toEqual({ ...pause, isSent: true });
+    expect((await pauses().findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.isSent).toBe(true);
+    const resolved = await pauses().findOrCreate(pauseRecord());
+    await pauses().resolve(resolved.tenantId, resolved.pauseId, ANSWER, 2_000);
+    expect(await pauses().markSent(resolved.tenantId, resolved.pauseId)).toBeUndefined();
+    expect((await pauses().findByTenantIdAndPauseId(resolved.tenantId, resolved.pauseId))?.isSent).toBe(
+      false,
+    );
+  });
+
+  test("pauses: deleteResolvedBefore removes only Taken and Cancelled pauses resolved before the cutoff", async () => {
+    const make = () => pauses().findOrCreate(pauseRecord({ askedAt: 1 }));
+    const oldPending = await make();
+    const oldResolved = await make();
+    await pauses().resolve(oldResolved.tenantId, oldResolved.pauseId, ANSWER, 10);
+    const oldTaken = await make();
+    await pauses().take(oldTaken.tenantId, oldTaken.pauseId, { at: 10, answer: DECIDED });
+    const oldCancelled = await make();
+    const cancel = { resolution: PauseResolution.Cancelled, at: 10 };
+    await pauses().cancelByTenantIdAndPauseId(oldCancelled.tenantId, oldCancelled.pauseId, cancel);
+    const atCutoff = await make();
+    await pauses().take(atCutoff.tenantId, atCutoff.pauseId, { at: 100, answer: DECIDED });
+    const recent = await make();
+    await pauses().cancelByTenantIdAndPauseId(recent.tenantId, recent.pauseId, { ...cancel, at: 500 });
+
+    expect(await pauses().deleteResolvedBefore(100)).toBe(2);
+    const left = await pauses().list({ tenantId: "tenant-a" });
+    expect(left.map((p) => p.pauseId).sort()).toEqual(
+      [oldPending, oldResolved, atCutoff, recent].map((p) => p.pauseId).sort(),
+    );
+    expect(await pauses().deleteResolvedBefore(100)).toBe(0);
+    const again = await pauses().findOrCreate({ ...oldTaken, pauseId: uid("pause") });
+    expect(again.status).toBe(PauseStatus.Pending);
+  });
+
+  test("pauses: list filters by tenant, statuses, channel, thread and root, oldest asked first, up to the limit", async () => {
+    const a = await pauses().findOrCreate(pauseRecord({ askedAt: 300 }));
+    const b = await pauses().findOrCreate(pauseRecord({ askedAt: 100, channel: "slack" }));
+    const c = await pauses().findOrCreate(
+      pauseRecord({ askedAt: 200, threadId: "thread-2", rootExecutionId: "root-2" }),
+    );
+    const d = await pauses().findOrCreate(pauseRecord({ askedAt: 50, tenantId: "tenant-b" }));
+    await pauses().resolve(a.tenantId, a.pauseId, ANSWER, 400);
+    const ids = (list: { pauseId: string }[]) => list.map((p) => p.pauseId);
+
+    expect(ids(await pauses().list({ tenantId: "tenant-a" }))).toEqual(ids([b, c, a]));
+    expect(ids(await pauses().list({ tenantId: "tenant-b" }))).toEqual(ids([d]));
+    expect(ids(await pauses().list({ tenantId: "tenant-a", statuses: [PauseStatus.Pending] }))).toEqual(
+      ids([b, c]),
+    );
+    expect(
+      ids(await pauses().list({ tenantId: "tenant-a", statuses: [PauseStatus.Resolved, PauseStatus.Taken] })),
+    ).toEqual(ids([a]));
+    expect(ids(await pauses().list({ tenantId: "tenant-a", channel: "slack" }))).toEqual(ids([b]));
+    expect(ids(await pauses().list({ tenantId: "tenant-a", threadId: "thread-2" }))).toEqual(ids([c]));
+    expect(ids(await pauses().list({ tenantId: "tenant-a", rootExecutionId: "root-1" }))).toEqual(
+      ids([b, a]),
+    );
+    expect(ids(await pauses().list({ tenantId: "tenant-a", limit: 2 }))).toEqual(ids([b, c]));
+    expect(await pauses().list({ tenantId: "tenant-c" })).toEqual([]);
+  });
+
+  test("pauses: records are copied in and out", async () => {
+    const record = pauseRecord({ ask: { nested: { value: 1 } } });
+    const input = structuredClone(record);
+    const stored = await pauses().findOrCreate(input);
+    (input.ask as { nested: { value: number } }).nested.value = 2;
+    (stored.ask as { nested: { value: number } }).nested.value = 3;
+    expect((await pauses().findByTenantIdAndPauseId(record.tenantId, record.pauseId))?.ask).toEqual({
+      nested: { value: 1 },
+    });
+  });
+
+  const races = (other: (peer: Store) => Store) => {
+    const one = store;
+    const run = async (peer: Store, change: (s: Store, pauseId: string, n: number) => Promise<unknown>) => {
+      const pause = await one().pauses.findOrCreate(pauseRecord());
+      const results = await Promise.all([
+        change(one(), pause.pauseId, 1),
+        change(other(peer), pause.pauseId, 2),
+      ]);
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      return pause;
+    };
+    return {
+      resolve: (peer: Store) =>
+        run(peer, (s, id, n) => s.pauses.resolve("tenant-a", id, { decision: n }, 2_000)).then(
+          async (pause) => {
+            const stored = await one().pauses.findByTenantIdAndPauseId("tenant-a", pause.pauseId);
+            expect(stored?.status).toBe(PauseStatus.Resolved);
+          },
+        ),
+      take: async (peer: Store) => {
+        const pause = await one().pauses.findOrCreate(pauseRecord());
+        await one().pauses.resolve("tenant-a", pause.pauseId, ANSWER, 2_000);
+        const results = await Promise.all([
+          one().pauses.take("tenant-a", pause.pauseId, { at: 3_000 }),
+          other(peer).pauses.take("tenant-a", pause.pauseId, { at: 3_000 }),
+        ]);
+        expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      },
+      resolveVersusCancel: async (peer: Store) => {
+        await run(peer, (s, id, n) =>
+          n === 1
+            ? s.pauses.resolve("tenant-a", id, ANSWER, 2_000)
+            : s.pauses.cancelByTenantIdAndPauseId("tenant-a", id, {
+                resolution: PauseResolution.Cancelled,
+                at: 2_000,
+              }),
+        );
+      },
+    };
+  };
+
+  const same = races(() => store());
+  test("pauses: of two racing resolves exactly one wins", () => same.resolve(store()));
+  test("pauses: of two racing takes exactly one wins", () => same.take(store()));
+  test("pauses: of a racing resolve and cancel exactly one wins", () => same.resolveVersusCancel(store()));
+
+  const across = races((peer) => peer);
+  peerTest("pauses: of two racing resolves on two store instances exactly one wins", (peer) =>
+    across.resolve(peer),
+  );
+  peerTest("pauses: of two racing takes on two store instances exactly one wins", (peer) =>
+    across.take(peer),
+  );
+  peerTest("pauses: of a racing resolve and cancel on two store instances exactly one wins", (peer) =>
+    across.resolveVersusCancel(peer),
+  );
+}
