@@ -1,4 +1,5 @@
 import { defineProject } from "vitest/config";
 import { agbossVitest } from "../../vitest.shared.js";
 
-export default defineProject(agbossVitest());
+// `@langchain/langgraph-checkpoint-validation` calls describe/it/expect as globals.
+export default defineProject(agbossVitest({ globals: true }));

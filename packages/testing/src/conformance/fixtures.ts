@@ -87,11 +87,13 @@ export function threadRecord(overrides: Partial<ThreadRecord> = {}): ThreadRecor
   };
 }
 
-/** A version-4 checkpoint holding `values`, every channel at version 1. */
+let checkpointSequence = 0;
+
+/** A version-4 checkpoint holding `values`, every channel at version 1; ids sort in creation order, as LangGraph's do. */
 export function checkpoint(values: Record<string, unknown> = { messages: ["hello"] }): TestCheckpoint {
   return {
     v: 4,
-    id: randomUUID(),
+    id: `${String(++checkpointSequence).padStart(10, "0")}-${randomUUID()}`,
     ts: new Date(0).toISOString(),
     channel_values: { ...values },
     channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, 1])),

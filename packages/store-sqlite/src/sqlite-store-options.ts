@@ -1,0 +1,22 @@
+import type { SqliteHandle } from "./sqlite-handle.js";
+import type { SqliteSynchronous } from "./sqlite-synchronous.js";
+
+/** How to open a {@link SqliteStore}. Every field is optional. */
+export interface SqliteStoreOptions {
+  /**
+   * The database file. Defaults to `AGBOSS_SQLITE_PATH`, else `./.agboss/data/<appName>.sqlite` under the
+   * working directory; the directory is created. Ignored when `database` is given.
+   */
+  readonly path?: string;
+  /** An open better-sqlite3 database to use instead of opening `path`; the store does not close it. */
+  readonly database?: SqliteHandle;
+  /** The application's name, for the default file name. `sqliteStore()` passes the app's own. */
+  readonly appName?: string;
+  /**
+   * `FULL` (default) syncs every commit, so a power loss keeps every committed pause; in WAL mode
+   * `NORMAL` syncs only at checkpoints and can lose the last commits. Choose `NORMAL` for throughput.
+   */
+  readonly synchronous?: SqliteSynchronous;
+  /** How long a write waits for another connection's lock before failing, in milliseconds. Default 5000. */
+  readonly busyTimeoutMs?: number;
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync, realpathSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
+import Database from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+import { SQLITE_CAPABILITIES } from "./sqlite-capabilities.js";
+import type { SqliteHandle } from "./sqlite-handle.js";
+import type { SqliteStoreOptions } from "./sqlite-store-options.js";
+import { SqliteSynchronous } from "./sqlite-synchronous.js";
+import { acquireWriteGate } from "./write-gates.js";
+
+/** The environment variable that names the default database file. */
+export const SQLITE_PATH_ENV = "AGBOSS_SQLITE_PATH";
+
+/**
+ * Every store contract and the LangGraph checkpointer on one SQLite file, in WAL mode with foreign
+ * keys on and `synchronous=FULL` unless told otherwise. Several processes may share the file: writes
+ * begin with `begin immediate` and wait up to `busyTimeoutMs` for each other.
+ *
+ * @example
+ * const store = await SqliteStore.open({ path: "./data/refunds.sqlite" });
+ * const app = await createApp(App, { store: () => store });
+ */
+export class SqliteStore extends KyselyStore {
+  /** The database file, or `:memory:`. */
+  readonly path: string;
+
+  private constructor(config: ConstructorParameters<typeof KyselyStore>[0] & { path: string }) {
+    super(config);
+    this.path = config.path;
+  }
+
+  /** Opens (creating if need be) and migrates the database. */
+  static async open(options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    const owned = options.database === undefined;
+    const database = options.database ?? openDatabase(defaultPath(options));
+    const path = database.name;
+    database.pragma("journal_mode = WAL");
+    database.pragma(`synchronous = ${options.synchronous ?? SqliteSynchronous.Full}`);
+    database.pragma("foreign_keys = ON");
+    database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5_000))}`);
+
+    const inMemory = path === ":memory:" || path === "";
+    const gate = acquireWriteGate(inMemory ? `memory:${randomUUID()}` : realpathSync(path));
+    const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database }) });
+    const store = new SqliteStore({
+      db,
+      capabilities: SQLITE_CAPABILITIES,
+      name: `sqlite:${path}`,
+      path,
+      writeGate: gate.gate,
+      onClose: async () => {
+        gate.release();
+        if (owned) await db.destroy();
+      },
+    });
+    try {
+      await store.migrate();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+}
+
+function defaultPath(options: SqliteStoreOptions): string {
+  const configured = options.path ?? process.env[SQLITE_PATH_ENV];
+  const path = configured ?? resolve(".agboss", "data", `${options.appName ?? "agboss"}.sqlite`);
+  if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
+  return path;
+}
+
+function openDatabase(path: string): SqliteHandle {
+  return new Database(path) as unknown as SqliteHandle;
+}
