@@ -1,1 +1,15 @@
+export { callTool, replyWith, type ScriptedTurn } from "@agboss/core";
+export type { AgbossFixtures } from "./agboss-fixtures.js";
 export * from "./conformance/index.js";
+export type { MockedInstance } from "./mocked-instance.js";
+export { ModelScript, type ModelScriptCase } from "./model-script.js";
+export { ModelScriptExhaustedError } from "./model-script-exhausted-error.js";
+export { TEST_CLOCK_START, TestClock, type TestClockOptions } from "./test-clock.js";
+export { TestKit } from "./test-kit.js";
+export type { TestKitOptions } from "./test-kit-options.js";
+export { TestSetupError } from "./test-setup-error.js";
+export type { TestStoreFactory } from "./test-store-factory.js";
+export { testWith } from "./test-with.js";
+export { TestingErrorCode } from "./testing-error-code.js";
+export type { TurnMatch } from "./turn-match.js";
+export { UnscriptedModelError } from "./unscripted-model-error.js";
