@@ -105,7 +105,12 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema
         .createIndex("agboss_pauses_root_idx")
         .on("agboss_pauses")
-        .columns(["tenant_id", "root_execution_id"])
+        .columns(["tenant_id", "root_execution_id", "asked_at"])
+        .execute();
+      await db.schema
+        .createIndex("agboss_pauses_thread_idx")
+        .on("agboss_pauses")
+        .columns(["tenant_id", "thread_id", "asked_at"])
         .execute();
       await db.schema
         .createIndex("agboss_pauses_retention_idx")
@@ -115,7 +120,7 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema
         .createIndex("agboss_pauses_inbox_idx")
         .on("agboss_pauses")
-        .columns(["tenant_id", "asked_at"])
+        .columns(["tenant_id", "status", "asked_at"])
         .execute();
     },
   },

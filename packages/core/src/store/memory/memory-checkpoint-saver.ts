@@ -1,4 +1,5 @@
 import {
+  type ChannelVersions,
   type Checkpoint,
   type CheckpointMetadata,
   MemorySaver,
@@ -28,6 +29,7 @@ export class MemoryCheckpointSaver extends MemorySaver {
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
+    _newVersions?: ChannelVersions,
   ): Promise<RunnableConfig> {
     try {
       this.#leases.assertCurrent(fenceOf(config));
