@@ -12,6 +12,12 @@ export {
   WorkflowStart,
   type WorkflowStartOptions,
 } from "./components/workflow.js";
+export { ToolCallApprovalAskDto, ToolCallApprovalDecisionDto } from "./channels/approval-dtos.js";
+export { AutoApproveChannel, AutoRejectChannel } from "./channels/auto-channels.js";
+export type { ApprovalArguments, ChannelAsk, ChannelAskValue, ChannelWithdrawal } from "./channels/channel-ask.js";
+export { Channel, type ChannelOptions, ChannelRole, type ChannelRoleOptions } from "./channels/channel-decorators.js";
+export { ChannelOf, type ChannelHandler } from "./channels/channel-of.js";
+export { ChannelOutcome } from "./channels/channel-outcome.js";
 export { Container } from "./container/container.js";
 export {
   ExecutionContext,
@@ -72,7 +78,16 @@ export {
   ScriptExhaustedError,
   type ScriptedTurn,
 } from "./models/scripted-chat-model.js";
+export {
+  NotPausedError,
+  PauseAnswererError,
+  ReplyInterpreterMissingError,
+  UninterpretableReplyError,
+  UnknownPauseError,
+} from "./pauses/pause-errors.js";
+export type { PauseEntry } from "./pauses/pause-entry.js";
 export * from "./pauses/pause-status.js";
+export type { PendingPause } from "./pauses/pending-pause.js";
 export type { ComponentRecord, ExecutionRecord, ExecutionStep, StepRecord } from "./records/execution-record.js";
 export { StoreUnavailableError, UnknownWorkflowStartError } from "./runtime/app-errors.js";
 export {
@@ -83,14 +98,25 @@ export {
   createApp,
   type ExecuteOptions,
   LEASE_TTL_MS,
+  type PauseInboxQuery,
+  type PauseSummary,
   SWEEP_INTERVAL_MS,
 } from "./runtime/app.js";
 export type {
   ExecutionErrorEvent,
   ExecutionEvents,
   ExecutionFinishEvent,
+  ExecutionPauseEvent,
+  ExecutionResumeEvent,
   ExecutionStartEvent,
 } from "./runtime/execution-events.js";
+export type {
+  DecisionResumeRequest,
+  ReplyResumeRequest,
+  ResumeCredential,
+  ResumeOptions,
+  ResumeRequest,
+} from "./runtime/resume-request.js";
 export type { ExecutionOutput } from "./runtime/execution-output.js";
 export { ExecutionStatus } from "./runtime/execution-status.js";
 export * from "./store/index.js";

@@ -8,8 +8,11 @@ import type { Container } from "../container/container.js";
 import { isDtoClass } from "../dto/dto.js";
 import { type AssemblyViolation, AssemblyError } from "../errors/assembly-error.js";
 import { type ModelProviderOptions, servesModel } from "../models/model-provider.js";
+import type { ChannelOptions, ChannelRoleOptions } from "../channels/channel-decorators.js";
+import { PauseAnswerer } from "../pauses/pause-status.js";
 import type {
   AssembledAgent,
+  AssembledChannel,
   AssembledApplication,
   AssembledFlow,
   AssembledStep,
@@ -91,7 +94,41 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
       add("tool.no-run-method", `${describeClass(cls)} must implement run(input).`);
     }
     checkDeps(cls, [appClass, agent]);
-    return { cls, name: tm.options.name, options: tm.options };
+    const channel = tm.options.channel === undefined ? undefined : assembleChannel(tm.options.channel, cls, tm.options, [appClass, agent, cls]);
+    return { cls, name: tm.options.name, options: tm.options, channel };
+  };
+  const assembleChannel = (
+    cls: AnyClass,
+    tool: AnyClass,
+    toolOptions: ToolOptions,
+    chain: readonly unknown[],
+  ): AssembledChannel | undefined => {
+    const role = componentOfKind<ChannelRoleOptions>(cls, ComponentKind.ChannelRole);
+    const concrete = componentOfKind<ChannelOptions>(cls, ComponentKind.Channel);
+    if (role === undefined && concrete === undefined) {
+      add("tool.channel-not-a-channel", `${describeClass(tool)} names channel ${describeClass(cls)}, which has neither @ChannelRole nor @Channel.`);
+      return undefined;
+    }
+    checkName(cls);
+    if (role !== undefined) {
+      const answeredBy = role.options.answeredBy as string | undefined;
+      if (answeredBy !== PauseAnswerer.ThreadOwner && answeredBy !== PauseAnswerer.Channel) {
+        add(
+          "channel.no-answerer",
+          `${describeClass(cls)} must say who may answer: @ChannelRole({ answeredBy: PauseAnswerer.ThreadOwner | PauseAnswerer.Channel }). There is no default.`,
+        );
+      }
+      if (role.options.approves !== toolOptions.input) {
+        add(
+          "channel.approves-mismatch",
+          `${describeClass(tool)} takes ${toolOptions.input.name} but its channel ${describeClass(cls)} approves ${role.options.approves?.name ?? "nothing"}; name a role that approves the tool's input.`,
+        );
+      }
+      for (const problem of container.check(cls, chain)) add("container.missing-provider", problem.message);
+      return { cls, name: role.options.name, answeredBy: role.options.answeredBy, replyInterpreter: role.options.replyInterpreter };
+    }
+    checkDeps(cls, chain);
+    return { cls, name: (concrete as NonNullable<typeof concrete>).options.name, answeredBy: PauseAnswerer.ThreadOwner, replyInterpreter: undefined };
   };
   const assembleAgent = (cls: AnyClass): AssembledAgent | undefined => {
     const existing = agents.get(cls);

@@ -4,12 +4,24 @@ import type { AnyClass } from "../components/component-registry.js";
 import type { ToolOptions } from "../components/tool.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { ModelProviderOptions } from "../models/model-provider.js";
+import type { PauseAnswerer } from "../pauses/pause-status.js";
+
+/** @internal The channel a tool names, resolved. */
+export interface AssembledChannel {
+  /** The class the tool names: a role, or a concrete channel. */
+  readonly cls: AnyClass;
+  readonly name: string;
+  readonly answeredBy: PauseAnswerer;
+  /** The role's reply interpreter, if any. */
+  readonly replyInterpreter: AnyClass | undefined;
+}
 
 /** @internal A tool as the runtime uses it. */
 export interface AssembledTool {
   readonly cls: AnyClass;
   readonly name: string;
   readonly options: ToolOptions;
+  readonly channel: AssembledChannel | undefined;
 }
 
 /** @internal An agent with its tools resolved. */

@@ -1,4 +1,6 @@
+import type { Tenant } from "../container/execution-context.js";
 import type { ModelUsage } from "../models/chat-model.js";
+import type { PauseEntry } from "../pauses/pause-entry.js";
 import type { ExecutionStatus } from "../runtime/execution-status.js";
 
 /** A component as records name it. */
@@ -53,6 +55,8 @@ export type ExecutionStep =
 /** An execution's history: what ran, with what, and how it ended. */
 export interface ExecutionRecord {
   readonly tenantId: string;
+  /** The tenant as `execute` was given it. */
+  readonly tenant: Tenant;
   readonly executionId: string;
   readonly rootExecutionId: string;
   readonly threadId: string;
@@ -71,4 +75,6 @@ export interface ExecutionRecord {
   readonly steps: readonly ExecutionStep[];
   /** Sums over every model call of the execution. */
   readonly usage: { readonly modelCalls: number; readonly inputTokens: number; readonly outputTokens: number };
+  /** The audit trail: every resolved pause of the tree, in the order asked. */
+  readonly pauses: readonly PauseEntry[];
 }

@@ -9,9 +9,12 @@ import { ErrorCode } from "../errors/error-codes.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatMessage, ChatToolCall, ChatToolSpec } from "../models/chat-model.js";
 import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
-import type { ExecutionStep, StepRecord } from "../records/execution-record.js";
+import type { ExecutionStep } from "../records/execution-record.js";
+import { stepRecord } from "./step-record.js";
 import type { FlowStateUpdate, FlowStateValue, LoopState } from "./flow-state.js";
+import { type Approval, awaitApproval } from "./approval.js";
 import { runTool } from "./run-tool.js";
+import { fenceOf } from "../store/fence.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 const DEFAULT_MAX_ITERATIONS = 10;
@@ -40,18 +43,6 @@ function currentFrame() {
   const frame = ExecutionContext.current();
   if (frame === undefined) throw new Error("AGBoss nodes run only inside an execution frame");
   return frame;
-}
-
-/** @internal */
-export function stepRecord(agent: AssembledAgent, nodeId: string, loop: LoopState, call?: ChatToolCall): StepRecord {
-  return {
-    agent: { kind: "agent", name: agent.name },
-    nodeId,
-    visit: loop.visit,
-    toolLoopIteration: loop.iteration,
-    validationAttempts: loop.validationAttempts,
-    ...(call === undefined ? {} : { toolCall: { callId: call.id, tool: call.name } }),
-  };
 }
 
 /** The tools an agent offers its model, plus the answer tool when it answers with a DTO. @internal */
@@ -187,7 +178,7 @@ export function agentRouter(nodeId: string, next: string, executionIdOf: (s: Flo
  * @internal
  */
 export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) {
-  return async (task: ToolTask): Promise<FlowStateUpdate> => {
+  return async (task: ToolTask, config?: { configurable?: Record<string, unknown> }): Promise<FlowStateUpdate> => {
     const { nodeId, call, loop } = task;
     const tool: AssembledTool | undefined = agent.tools.get(call.name);
     let content: string;
@@ -202,18 +193,23 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
       if (!parsed.success) {
         error = `invalid input for ${tool.name}: ${issuesText(parsed.error.issues)}`;
       } else {
-        try {
-          const result = await runTool(services, tool, parsed.data, {
-            nodeId,
-            agent: agent.name,
-            callId: call.id,
-            idempotencyKey: `${task.executionId}:${nodeId}:${loop.visit}:${call.id}`,
-          });
-          const checked = tool.options.output.schema.safeParse(result);
-          if (checked.success) output = checked.data;
-          else error = `${tool.name} returned an invalid output: ${issuesText(checked.error.issues)}`;
-        } catch (thrown) {
-          error = thrown instanceof Error ? thrown.message : String(thrown);
+        const step = { nodeId, agent: agent.name, callId: call.id, idempotencyKey: `${task.executionId}:${nodeId}:${loop.visit}:${call.id}` };
+        const approval: Approval =
+          tool.channel === undefined
+            ? { kind: "approved", input: parsed.data }
+            : await awaitApproval(services, { agent, tool, call, input: parsed.data, nodeId, loop, step, fence: fenceOf(config) });
+        if (approval.kind === "rejected") error = approval.message;
+        else if (approval.kind === "withdrawn") error = "the call was withdrawn before anyone answered it.";
+        else {
+          if (approval.input !== parsed.data) shownArgs = maskWith(tool.options.input.schema, approval.input);
+          try {
+            const result = await runTool(services, tool, approval.input, step);
+            const checked = tool.options.output.schema.safeParse(result);
+            if (checked.success) output = checked.data;
+            else error = `${tool.name} returned an invalid output: ${issuesText(checked.error.issues)}`;
+          } catch (thrown) {
+            error = thrown instanceof Error ? thrown.message : String(thrown);
+          }
         }
       }
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Command } from "@langchain/langgraph";
 import type { AssembledApplication, AssembledFlow } from "../assembly/assembled-application.js";
 import { assemble } from "../assembly/assemble.js";
 import type { ApplicationOptions } from "../components/application.js";
@@ -6,6 +7,11 @@ import { type AnyClass, componentOf, describeClass } from "../components/compone
 import { Container } from "../container/container.js";
 import { ExecutionContext, type ExecutionFrame, type Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
+import { DtoValidationError } from "../errors/dto-validation-error.js";
+import { NotPausedError, PauseAnswererError, ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause-errors.js";
+import type { PauseEntry } from "../pauses/pause-entry.js";
+import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import type { PauseQuery, PauseRecord } from "../store/pause-record.js";
 import { maskWith } from "../dto/sensitive.js";
 import { AppClosedError, ExecutionCancelledError, ThreadBusyError, ThreadOwnerError } from "../errors/runtime-errors.js";
 import { ConsoleLogger, LogLevel, type Logger } from "../logging/logger.js";
@@ -16,6 +22,9 @@ import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
 import { UnknownWorkflowStartError } from "./app-errors.js";
+import { validateDecision } from "./approval.js";
+import { closePending, maskedAsk, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
+import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
 import { type CompiledFlow, compileFlow } from "./compile-flow.js";
 import { defaultStoreFactory } from "./default-store.js";
 import type { ExecutionEvents } from "./execution-events.js";
@@ -62,7 +71,7 @@ export interface ExecuteOptions {
 type StartInput<TStart> = TStart extends AnyClass ? Record<string, unknown> : never;
 
 /** @internal What the testing kit reaches into. */
-export interface AppInternals {
+export interface AppInternals extends RuntimeServices {
   readonly container: Container;
   readonly models: ModelRegistry;
   readonly clock: Clock;
@@ -72,6 +81,83 @@ export interface AppInternals {
 }
 
 const INTERNALS = Symbol.for("agboss.app.internals");
+
+/** A pass's command meaning "resume every resolved pause of the tree". */
+const CONTINUE = Symbol("continue");
+
+/** What a pass needs of an execution tree. */
+interface Tree {
+  readonly flow: AssembledFlow;
+  readonly frame: ExecutionFrame;
+  readonly startedAt: number;
+  readonly input: unknown;
+}
+
+/** Filters of `app.pauses.list`. */
+export interface PauseInboxQuery {
+  /** Default `default`. */
+  readonly tenantId?: string;
+  readonly status?: PauseStatus | readonly PauseStatus[];
+  /** The channel asked (a role's name or a concrete channel's). */
+  readonly role?: string;
+  readonly threadId?: string;
+  readonly limit?: number;
+}
+
+/** A pause as an inbox shows it. */
+export interface PauseSummary {
+  /** Undefined for a Channel pause: its id stays with its channel. */
+  readonly pauseId: string | undefined;
+  readonly status: PauseStatus;
+  readonly resolution: PauseResolution | undefined;
+  readonly channel: string;
+  readonly answeredBy: PauseAnswerer;
+  readonly agent: string;
+  readonly threadId: string;
+  readonly executionId: string;
+  /** The question, sensitive fields masked. */
+  readonly ask: unknown;
+  readonly askedAt: string;
+  readonly resolvedAt: string | undefined;
+  readonly responder: string | undefined;
+}
+
+function checkResumeRequest(request: unknown): { pauseId: string; decision?: unknown; reply?: string } {
+  const issues: { path: string; message: string }[] = [];
+  const r = (typeof request === "object" && request !== null ? request : {}) as Record<string, unknown>;
+  if (typeof r.pauseId !== "string" || r.pauseId === "") issues.push({ path: "pauseId", message: "a non-empty pauseId is required" });
+  const hasDecision = r.decision !== undefined;
+  const hasReply = r.reply !== undefined;
+  if (hasDecision && hasReply) issues.push({ path: "", message: "give exactly one of decision or reply, not both" });
+  if (!hasDecision && !hasReply) issues.push({ path: "", message: "give a decision or a reply" });
+  if (hasReply && (typeof r.reply !== "string" || r.reply.trim() === "")) issues.push({ path: "reply", message: "a reply must be a non-empty text" });
+  if (issues.length > 0) throw new DtoValidationError("ResumeRequest", issues);
+  return r as { pauseId: string; decision?: unknown; reply?: string };
+}
+
+function checkCredential(pause: PauseRecord, options: { ownerId?: string; answeredBy?: string }): string {
+  if (pause.answeredBy === PauseAnswerer.ThreadOwner) {
+    if (options.answeredBy !== undefined || options.ownerId === undefined) {
+      throw new PauseAnswererError(pause.pauseId, "it is answered by the thread's owner: pass { ownerId }, not answeredBy.");
+    }
+    if (options.ownerId !== pause.ownerId) throw new ThreadOwnerError(pause.threadId);
+    return options.ownerId;
+  }
+  if (options.ownerId !== undefined || typeof options.answeredBy !== "string" || options.answeredBy.trim() === "") {
+    throw new PauseAnswererError(pause.pauseId, "it is answered through its channel: pass a non-empty { answeredBy }, not ownerId.");
+  }
+  return options.answeredBy;
+}
+
+function notPaused(pause: PauseRecord): NotPausedError {
+  return new NotPausedError({
+    pauseId: pause.pauseId,
+    status: pause.status,
+    resolution: pause.resolution,
+    responder: pause.answer?.responder,
+    resolvedAt: pause.resolvedAt,
+  });
+}
 
 /** @internal The internals of an app, for the testing kit. */
 export function appInternals(app: App): AppInternals {
@@ -149,35 +235,112 @@ export class App {
     if (lease === undefined) throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
     const executionId = randomUUID();
     const startedAt = clock.now();
-    const frame: ExecutionFrame = {
-      tenant,
-      ownerId: options.ownerId,
-      threadId,
-      executionId,
-      rootExecutionId: executionId,
-      workflow: { name: flow.workflow.name, version: flow.workflow.version },
-      env: this.#env,
-      step: undefined,
-      signal: new AbortController().signal,
+    const tree: Tree = {
+      flow,
+      startedAt,
+      input: value,
+      frame: {
+        tenant,
+        ownerId: options.ownerId,
+        threadId,
+        executionId,
+        rootExecutionId: executionId,
+        workflow: { name: flow.workflow.name, version: flow.workflow.version },
+        env: this.#env,
+        step: undefined,
+        signal: new AbortController().signal,
+      },
     };
-    await store.threads.save({
-      tenantId: tenant.tenantId,
-      threadId,
-      ownerId: options.ownerId,
-      workflowName: flow.workflow.name,
-      latestExecutionId: executionId,
-      createdAt: thread?.createdAt ?? startedAt,
-      updatedAt: startedAt,
-    });
-    const base = { flow, frame, startedAt, input: value };
-    await this.#saveRecord(this.#record(base, ExecutionStatus.Running, undefined, undefined));
-    await this.#emit("onExecutionStart", { ...this.#eventBase(frame), input: maskWith(flow.start.input.schema, value) });
-    return this.#runPass(base, lease, { run: { reset: { executionId, input: value } } }, options.record === true);
+    try {
+      await store.threads.save({
+        tenantId: tenant.tenantId,
+        threadId,
+        ownerId: options.ownerId,
+        workflowName: flow.workflow.name,
+        latestExecutionId: executionId,
+        createdAt: thread?.createdAt ?? startedAt,
+        updatedAt: startedAt,
+      });
+      await this.#saveRecord(this.#record(tree, ExecutionStatus.Running, undefined, undefined, []));
+    } catch (error) {
+      await store.leases.release(lease);
+      throw error;
+    }
+    await this.#emit("onExecutionStart", { ...this.#eventBase(tree.frame), input: maskWith(flow.start.input.schema, value) });
+    return this.#pass(tree, lease, { run: { reset: { executionId, input: value } } }, options.record === true);
   }
 
   /**
-   * Cancels the conversation on `threadId`: a pass running in this process is aborted and the
-   * execution is recorded as cancelled. Cancelling a finished thread does nothing.
+   * Answers a pause by its id, from any instance sharing the store: with a decision, or with a
+   * person's free text for the role's reply interpreter. Phase 1 records the answer atomically
+   * (Pending → Resolved); phase 2 moves the tree under its lease, taking every resolved pause.
+   *
+   * @example
+   * await app.resume({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
+   */
+  async resume(request: ResumeRequest, options: ResumeOptions): Promise<ExecutionOutput> {
+    this.#assertOpen();
+    const shape = checkResumeRequest(request);
+    const tenantId = options.tenantId ?? "default";
+    const { store, clock, assembled } = this.#internals;
+    const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, shape.pauseId);
+    if (pause === undefined) throw new UnknownPauseError(shape.pauseId);
+    const responder = checkCredential(pause, options);
+    if (pause.status !== PauseStatus.Pending) throw notPaused(pause);
+    if (shape.reply !== undefined) {
+      // Reply interpreters read free text; a role without one cannot take a reply.
+      throw new ReplyInterpreterMissingError(pause.pauseId, pause.channel);
+    }
+    const tool = toolOfPause(assembled, pause);
+    if (tool === undefined) throw new UnknownPauseError(shape.pauseId);
+    const decision = validateDecision(tool, shape.decision);
+    const resolved = await store.pauses.resolve(tenantId, pause.pauseId, { decision, responder }, clock.now());
+    if (resolved === undefined) {
+      throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
+    }
+    await writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied });
+    const tree = await this.#treeOf(tenantId, resolved.rootExecutionId);
+    await this.#emit("onExecutionResume", {
+      ...this.#eventBase(tree.frame),
+      pauseId: resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined,
+      answeredBy: responder,
+    });
+    const lease = await this.#acquireWaiting(`${tenantId}/${resolved.threadId}`);
+    return this.#pass(tree, lease, CONTINUE, options.record === true);
+  }
+
+  /** The application's pauses, for an inbox or an admin panel. A Channel pause's id is never shown. */
+  readonly pauses = {
+    list: async (query: PauseInboxQuery): Promise<PauseSummary[]> => {
+      const { store, assembled } = this.#internals;
+      const records = await store.pauses.list({
+        tenantId: query.tenantId ?? "default",
+        ...(query.status === undefined ? {} : { statuses: Array.isArray(query.status) ? query.status : [query.status as PauseStatus] }),
+        ...(query.role === undefined ? {} : { channel: query.role }),
+        ...(query.threadId === undefined ? {} : { threadId: query.threadId }),
+        ...(query.limit === undefined ? {} : { limit: query.limit }),
+      } satisfies PauseQuery);
+      return records.map((p) => ({
+        pauseId: p.answeredBy === PauseAnswerer.ThreadOwner ? p.pauseId : undefined,
+        status: p.status,
+        resolution: p.resolution,
+        channel: p.channel,
+        answeredBy: p.answeredBy,
+        agent: p.agent,
+        threadId: p.threadId,
+        executionId: p.executionId,
+        ask: maskedAsk(assembled, p),
+        askedAt: new Date(p.askedAt).toISOString(),
+        resolvedAt: p.resolvedAt === undefined ? undefined : new Date(p.resolvedAt).toISOString(),
+        responder: p.answer?.responder,
+      }));
+    },
+  };
+
+  /**
+   * Cancels the conversation on `threadId`: its pending pauses are withdrawn (resolution Cancelled,
+   * each channel told once), a pass running in this process is aborted, and the execution is recorded
+   * as cancelled. Cancelling a finished thread does nothing.
    */
   async cancel(threadId: string, options: { tenantId?: string } = {}): Promise<void> {
     this.#assertOpen();
@@ -188,6 +351,7 @@ export class App {
     this.#running.get(`${tenantId}/${threadId}`)?.abort(new ExecutionCancelledError(threadId));
     const latest = await store.executions.findByTenantIdAndExecutionId(tenantId, thread.latestExecutionId);
     if (latest === undefined || latest.status === ExecutionStatus.Completed || latest.status === ExecutionStatus.Failed) return;
+    await closePending(this.#internals, tenantId, latest.rootExecutionId, PauseResolution.Cancelled);
     const record = latest.record as ExecutionRecord;
     await store.executions.save({
       ...latest,
@@ -197,10 +361,12 @@ export class App {
     });
   }
 
-  /** The stored record of an execution. */
+  /** The stored record of an execution, with its audit trail. */
   async record(executionId: string, options: { tenantId?: string } = {}): Promise<ExecutionRecord | undefined> {
-    const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(options.tenantId ?? "default", executionId);
-    return stored?.record as ExecutionRecord | undefined;
+    const tenantId = options.tenantId ?? "default";
+    const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(tenantId, executionId);
+    if (stored === undefined) return undefined;
+    return { ...(stored.record as ExecutionRecord), pauses: await this.#auditOf(tenantId, stored.rootExecutionId) };
   }
 
   /** Stops the sweep, calls every `onStop`, and closes the store if the application opened it. */
@@ -216,30 +382,57 @@ export class App {
     }
   }
 
-  /** @internal Starts the recovery sweep. */
+  /**
+   * @internal Starts the sweep: every 30 s on the Clock it removes resolved pause records past their
+   * retention and recovers trees nobody moves (resolved pauses left by a holder that died, or a pass
+   * whose holder's lease lapsed).
+   */
   startSweep(retentionMs: number): void {
-    const { clock, store, logger } = this.#internals;
+    const { clock } = this.#internals;
     const tick = async () => {
       if (this.#closed) return;
-      try {
-        const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
-        if (removed > 0) logger.log({ level: LogLevel.Debug, event: "sweep.pauses-removed", message: `removed ${removed} resolved pauses`, fields: { removed }, at: clock.now() });
-      } catch (error) {
-        logger.log({ level: LogLevel.Error, event: "sweep.failed", message: String(error), fields: {}, at: clock.now() });
-      }
+      await this.sweepOnce(retentionMs);
       if (!this.#closed) this.#sweep = clock.setTimer(SWEEP_INTERVAL_MS, () => void tick());
     };
     this.#sweep = clock.setTimer(SWEEP_INTERVAL_MS, () => void tick());
   }
 
-  async #runPass(
-    base: { flow: AssembledFlow; frame: ExecutionFrame; startedAt: number; input: unknown },
-    lease: Lease,
-    command: unknown,
-    withRecord: boolean,
-  ): Promise<ExecutionOutput> {
+  /** @internal One round of the sweep. */
+  async sweepOnce(retentionMs: number): Promise<void> {
+    const { clock, store, logger } = this.#internals;
+    try {
+      const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
+      if (removed > 0) {
+        logger.log({ level: LogLevel.Debug, event: "sweep.pauses-removed", message: `removed ${removed} resolved pauses`, fields: { removed }, at: clock.now() });
+      }
+      const candidates = await store.executions.listByStatus([ExecutionStatus.Paused, ExecutionStatus.Running], 100);
+      for (const execution of candidates) {
+        if (this.#closed) return;
+        if (execution.executionId !== execution.rootExecutionId) continue;
+        const paused = execution.status === ExecutionStatus.Paused;
+        if (paused) {
+          const resolved = await store.pauses.list({ tenantId: execution.tenantId, rootExecutionId: execution.rootExecutionId, statuses: [PauseStatus.Resolved], limit: 1 });
+          if (resolved.length === 0) continue;
+        }
+        const key = `${execution.tenantId}/${execution.threadId}`;
+        const lease = await store.leases.acquire({ key, holder: this.#holder, now: clock.now(), ttlMs: LEASE_TTL_MS });
+        if (lease === undefined) continue;
+        const tree = await this.#treeOf(execution.tenantId, execution.rootExecutionId);
+        logger.log({ level: LogLevel.Info, event: "sweep.recovering", message: `recovering execution ${execution.executionId}`, fields: { executionId: execution.executionId, tenantId: execution.tenantId }, at: clock.now() });
+        await this.#pass(tree, lease, paused ? CONTINUE : null, false).catch(() => undefined);
+      }
+    } catch (error) {
+      logger.log({ level: LogLevel.Error, event: "sweep.failed", message: String(error), fields: {}, at: clock.now() });
+    }
+  }
+
+  /**
+   * Moves a tree under its lease. `CONTINUE` resumes every resolved pause (and finishes at once when
+   * there is nothing to resume); before resting paused, pauses resolved meanwhile are taken too.
+   */
+  async #pass(tree: Tree, lease: Lease, first: unknown, withRecord: boolean): Promise<ExecutionOutput> {
     const { store, clock } = this.#internals;
-    const graph = this.#graphs.get(base.flow.start.cls) as CompiledFlow;
+    const graph = this.#graphs.get(tree.flow.start.cls) as CompiledFlow;
     const controller = new AbortController();
     const key = lease.key;
     this.#running.set(key, controller);
@@ -253,16 +446,38 @@ export class App {
       });
     };
     renew();
-    const frame = { ...base.frame, signal: controller.signal };
+    const frame = { ...tree.frame, signal: controller.signal };
+    const config = { configurable: { thread_id: key } };
+    const tenantId = frame.tenant.tenantId;
     try {
-      const state = (await ExecutionContext.run(frame, () =>
-        graph.invoke(command as never, {
-          configurable: { thread_id: key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
-          signal: controller.signal,
-          recursionLimit: 10_000,
-        }),
-      )) as FlowStateValue;
-      const record = this.#record(base, ExecutionStatus.Completed, state, undefined);
+      let command: unknown = first;
+      for (;;) {
+        if (command === CONTINUE) {
+          const map = await this.#resumeMap(tenantId, await graph.getState(config));
+          if (Object.keys(map).length === 0) break;
+          command = new Command({ resume: map });
+        }
+        await ExecutionContext.run(frame, () =>
+          graph.invoke(command as never, {
+            configurable: { thread_id: key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
+            signal: controller.signal,
+            recursionLimit: 10_000,
+          }),
+        );
+        command = CONTINUE;
+      }
+      const snapshot = await graph.getState(config);
+      const state = snapshot.values as FlowStateValue;
+      const waiting = await store.pauses.list({ tenantId, rootExecutionId: frame.rootExecutionId, statuses: [PauseStatus.Pending] });
+      if (snapshot.next.length > 0 && waiting.length > 0) {
+        const pending = waiting.map((p) => pendingOf(this.#internals.assembled, p));
+        const record = this.#record(tree, ExecutionStatus.Paused, state, undefined, await this.#auditOf(tenantId, frame.rootExecutionId));
+        await this.#saveRecord(record);
+        await this.#emit("onExecutionPause", { ...this.#eventBase(frame), pending });
+        return { status: ExecutionStatus.Paused, output: undefined, threadId: frame.threadId, executionId: frame.executionId, pending, ...(withRecord ? { record } : {}) };
+      }
+      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled);
+      const record = this.#record(tree, ExecutionStatus.Completed, state, undefined, await this.#auditOf(tenantId, frame.rootExecutionId));
       await this.#saveRecord(record);
       const output: ExecutionOutput = {
         status: ExecutionStatus.Completed,
@@ -276,9 +491,11 @@ export class App {
       return output;
     } catch (error) {
       const cancelled = controller.signal.aborted;
-      const state = await graph.getState({ configurable: { thread_id: key } }).catch(() => undefined);
+      const state = await graph.getState(config).catch(() => undefined);
       const status = cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed;
-      await this.#saveRecord(this.#record(base, status, state?.values as FlowStateValue | undefined, error)).catch(() => undefined);
+      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled).catch(() => undefined);
+      const audit = await this.#auditOf(tenantId, frame.rootExecutionId).catch(() => []);
+      await this.#saveRecord(this.#record(tree, status, state?.values as FlowStateValue | undefined, error, audit)).catch(() => undefined);
       const thrown = cancelled && controller.signal.reason instanceof Error ? controller.signal.reason : error;
       await this.#emit("onExecutionError", { ...this.#eventBase(frame), error: thrown });
       throw thrown;
@@ -289,13 +506,63 @@ export class App {
     }
   }
 
-  #record(
-    base: { flow: AssembledFlow; frame: ExecutionFrame; startedAt: number; input: unknown },
-    status: ExecutionStatus,
-    state: FlowStateValue | undefined,
-    error: unknown,
-  ): ExecutionRecord {
-    const { frame, flow } = base;
+  /** Interrupt ids of the snapshot whose pauses are Resolved, each mapped to its pause. */
+  async #resumeMap(tenantId: string, snapshot: { tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[] }[] }) {
+    const map: Record<string, { pauseId: string }> = {};
+    for (const task of snapshot.tasks) {
+      for (const pending of task.interrupts ?? []) {
+        const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
+        if (typeof pauseId !== "string" || pending.id === undefined) continue;
+        const pause = await this.#internals.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+        if (pause?.status === PauseStatus.Resolved) map[pending.id] = { pauseId };
+      }
+    }
+    return map;
+  }
+
+  /** Takes the tree's lease, waiting while another holder has it (until it returns, or its lease lapses). */
+  async #acquireWaiting(key: string): Promise<Lease> {
+    const { store, clock } = this.#internals;
+    for (;;) {
+      this.#assertOpen();
+      const lease = await store.leases.acquire({ key, holder: this.#holder, now: clock.now(), ttlMs: LEASE_TTL_MS });
+      if (lease !== undefined) return lease;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  /** Rebuilds what a pass needs from the stored root execution. */
+  async #treeOf(tenantId: string, rootExecutionId: string): Promise<Tree> {
+    const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(tenantId, rootExecutionId);
+    if (stored === undefined) throw new UnknownPauseError(rootExecutionId);
+    const record = stored.record as ExecutionRecord;
+    const flow = [...this.#internals.assembled.flows.values()].find((f) => f.start.name === record.start);
+    if (flow === undefined) throw new UnknownWorkflowStartError(record.start, []);
+    return {
+      flow,
+      startedAt: Date.parse(record.startedAt),
+      input: record.input,
+      frame: {
+        tenant: record.tenant,
+        ownerId: record.ownerId,
+        threadId: record.threadId,
+        executionId: record.executionId,
+        rootExecutionId: record.rootExecutionId,
+        workflow: record.workflow,
+        env: this.#env,
+        step: undefined,
+        signal: new AbortController().signal,
+      },
+    };
+  }
+
+  async #auditOf(tenantId: string, rootExecutionId: string): Promise<PauseEntry[]> {
+    const answers = await this.#internals.store.executions.findPauseAnswersByTenantIdAndRootExecutionId(tenantId, rootExecutionId);
+    return answers.map((a) => a.answer as PauseEntry);
+  }
+
+  #record(tree: Tree, status: ExecutionStatus, state: FlowStateValue | undefined, error: unknown, pauses: readonly PauseEntry[]): ExecutionRecord {
+    const { frame, flow } = tree;
     const ownRun = state?.run.executionId === frame.executionId ? state.run : undefined;
     const steps = ownRun?.steps ?? [];
     const usage = { modelCalls: 0, inputTokens: 0, outputTokens: 0 };
@@ -308,6 +575,7 @@ export class App {
     const done = status !== ExecutionStatus.Running && status !== ExecutionStatus.Paused;
     return {
       tenantId: frame.tenant.tenantId,
+      tenant: frame.tenant,
       executionId: frame.executionId,
       rootExecutionId: frame.rootExecutionId,
       threadId: frame.threadId,
@@ -315,9 +583,9 @@ export class App {
       workflow: frame.workflow,
       start: flow.start.name,
       status,
-      startedAt: new Date(base.startedAt).toISOString(),
+      startedAt: new Date(tree.startedAt).toISOString(),
       finishedAt: done ? new Date(this.#internals.clock.now()).toISOString() : undefined,
-      input: maskWith(flow.start.input.schema, base.input),
+      input: maskWith(flow.start.input.schema, tree.input),
       output: ownRun?.output === undefined ? undefined : maskWith(flow.finish.output.schema, ownRun.output),
       error:
         error === undefined
@@ -329,6 +597,7 @@ export class App {
             },
       steps,
       usage,
+      pauses,
     };
   }
 
@@ -404,10 +673,11 @@ export async function createApp(application: AnyClass, options: CreateAppOptions
     throw error;
   }
   const events = container.get(application) as ExecutionEvents;
+  const env = options.env ?? process.env.AGBOSS_ENV ?? "dev";
   const app = new App({
-    internals: { container, models, clock, logger, store, assembled },
+    internals: { container, models, clock, logger, store, assembled, env },
     ownsStore,
-    env: options.env ?? process.env.AGBOSS_ENV ?? "dev",
+    env,
     events,
   });
   app.startSweep(toMilliseconds(assembled.options.pauseRecordRetention ?? hours(24)));

@@ -1,3 +1,4 @@
+import type { PendingPause } from "../pauses/pending-pause.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
 import type { ExecutionStatus } from "./execution-status.js";
 
@@ -9,7 +10,7 @@ export interface ExecutionOutput<TOutput = unknown> {
   readonly threadId: string;
   readonly executionId: string;
   /** Every waiting pause; empty unless paused. */
-  readonly pending: readonly unknown[];
+  readonly pending: readonly PendingPause[];
   /** The execution record, with `{ record: true }`. */
   readonly record?: ExecutionRecord;
 }

@@ -1,4 +1,6 @@
+import type { AssembledApplication } from "../assembly/assembled-application.js";
 import type { Container } from "../container/container.js";
+import type { Store } from "../store/store.js";
 import type { Logger } from "../logging/logger.js";
 import type { Clock } from "../time/clock.js";
 import type { ModelRegistry } from "./model-registry.js";
@@ -9,4 +11,7 @@ export interface RuntimeServices {
   readonly models: ModelRegistry;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly store: Store;
+  readonly assembled: AssembledApplication;
+  readonly env: string;
 }

@@ -1,0 +1,33 @@
+import type { PauseCancellation } from "../pauses/pause-status.js";
+
+/** The arguments of the tool call a role approves. */
+// biome-ignore lint/suspicious/noExplicitAny: the role's approves DTO is not known to the type system here
+export type ApprovalArguments<_TRole> = Record<string, any>;
+
+/** The question as the channel receives it. */
+export interface ChannelAskValue<TRole> {
+  /** The tool's name. */
+  readonly tool: string;
+  /** The agent that called it. */
+  readonly agent: string;
+  /** The model's id for the call. */
+  readonly callId: string;
+  /** The call's arguments, as the tool would get them. */
+  readonly arguments: ApprovalArguments<TRole>;
+}
+
+/** What a channel's `send` gets. */
+export interface ChannelAsk<TRole = unknown> {
+  /** The pause's id: what `app.resume` takes, and a safe idempotency key (a retried send gets the same one). */
+  readonly pauseId: string;
+  readonly value: ChannelAskValue<TRole>;
+}
+
+/** What a channel's `withdraw` gets when a pause it sent closes without an answer. */
+export interface ChannelWithdrawal<TRole = unknown> {
+  readonly pauseId: string;
+  /** The value it was sent. */
+  readonly value: ChannelAskValue<TRole>;
+  /** Withdrawn (made obsolete) or Cancelled (app.cancel, the tree ended). */
+  readonly resolution: PauseCancellation;
+}

@@ -1,0 +1,23 @@
+import type { StepRecord } from "../records/execution-record.js";
+import type { PauseAnswerer, PauseResolution } from "./pause-status.js";
+
+/** One resolved pause in the audit trail (`record.pauses`). */
+export interface PauseEntry {
+  /** Undefined for a Channel pause: only its channel has the id. */
+  readonly pauseId: string | undefined;
+  /** The execution it waited in. */
+  readonly executionId: string;
+  /** The waiting step. */
+  readonly step: StepRecord;
+  /** The channel asked. */
+  readonly role: string;
+  readonly answeredBy: PauseAnswerer;
+  /** Who answered through `app.resume`; undefined when decided at once, withdrawn or cancelled. */
+  readonly responder: string | undefined;
+  readonly resolution: PauseResolution;
+  /** ISO 8601 on the application's Clock. */
+  readonly askedAt: string;
+  readonly resolvedAt: string;
+  /** The decision, sensitive fields masked; undefined when withdrawn or cancelled. */
+  readonly decision: unknown;
+}

@@ -1,0 +1,147 @@
+import { interrupt } from "@langchain/langgraph";
+import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
+import { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
+import type { ChannelAskValue } from "../channels/channel-ask.js";
+import type { ChannelHandler } from "../channels/channel-of.js";
+import { ChannelOutcome } from "../channels/channel-outcome.js";
+import { ExecutionContext, type ExecutionFrame, type StepContext } from "../container/execution-context.js";
+import { parseDto } from "../dto/dto.js";
+import { AgentFailedError } from "../errors/step-failed-error.js";
+import type { ChatToolCall } from "../models/chat-model.js";
+import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import type { Fence } from "../store/fence.js";
+import type { PauseRecord } from "../store/pause-record.js";
+import type { LoopState } from "./flow-state.js";
+import { newPauseId, type PauseStep, tellWithdrawn, writeAudit } from "./pause-book.js";
+import type { RuntimeServices } from "./runtime-services.js";
+import { stepRecord } from "./step-record.js";
+
+/** How an approval ended. @internal */
+export type Approval =
+  | { readonly kind: "approved"; readonly input: unknown }
+  | { readonly kind: "rejected"; readonly message: string }
+  | { readonly kind: "withdrawn" };
+
+/** Validates a decision for a tool: the decision DTO, then `overrideArguments` against the tool's input. @internal */
+export function validateDecision(tool: AssembledTool, value: unknown): ToolCallApprovalDecisionDto {
+  const decision = parseDto(ToolCallApprovalDecisionDto, value, `the decision for ${tool.name}`);
+  if (decision.overrideArguments !== undefined) {
+    const overrides = parseDto(tool.options.input, decision.overrideArguments, `overrideArguments of ${tool.name}`);
+    return { ...decision, overrideArguments: overrides as Record<string, unknown> };
+  }
+  return decision;
+}
+
+function outcomeOf(decision: ToolCallApprovalDecisionDto, input: unknown, who: string): Approval {
+  if (decision.approved) return { kind: "approved", input: decision.overrideArguments ?? input };
+  return { kind: "rejected", message: `the call was rejected by ${who}${decision.reason === undefined ? "" : `: ${decision.reason}`}` };
+}
+
+function answerOf(pause: PauseRecord, input: unknown): Approval {
+  if (pause.status === PauseStatus.Cancelled) return { kind: "withdrawn" };
+  const who = pause.resolution === PauseResolution.Decided ? pause.channel : (pause.answer?.responder ?? pause.channel);
+  return outcomeOf(pause.answer?.decision as ToolCallApprovalDecisionDto, input, who);
+}
+
+/**
+ * Asks the tool's channel about a call and waits for the answer. The pause record is found or created
+ * by the step's idempotency key, so a re-entered step (a sibling's answer, a retry after a crash) finds
+ * the same pauseId and never sends twice; a still-waiting pause interrupts the task.
+ * @internal
+ */
+export async function awaitApproval(
+  services: RuntimeServices,
+  args: {
+    agent: AssembledAgent;
+    tool: AssembledTool;
+    call: ChatToolCall;
+    input: unknown;
+    nodeId: string;
+    loop: LoopState;
+    step: StepContext;
+    fence: Fence | undefined;
+  },
+): Promise<Approval> {
+  const { store, clock, container } = services;
+  const { agent, tool, call, input, step, fence } = args;
+  const channel = tool.channel as NonNullable<AssembledTool["channel"]>;
+  const frame = ExecutionContext.current() as ExecutionFrame;
+  const tenantId = frame.tenant.tenantId;
+  const ask: ChannelAskValue<unknown> = { tool: tool.name, agent: agent.name, callId: call.id, arguments: input as Record<string, unknown> };
+  const pauseStep: PauseStep = {
+    record: stepRecord(agent, args.nodeId, args.loop, call),
+    context: step,
+    tenant: frame.tenant,
+    workflow: frame.workflow,
+    env: frame.env,
+  };
+  let pause = await store.pauses.findOrCreate(
+    {
+      tenantId,
+      pauseId: newPauseId(),
+      idempotencyKey: step.idempotencyKey as string,
+      threadId: frame.threadId,
+      rootExecutionId: frame.rootExecutionId,
+      executionId: frame.executionId,
+      ownerId: frame.ownerId,
+      status: PauseStatus.Pending,
+      resolution: undefined,
+      isSent: false,
+      channel: channel.name,
+      answeredBy: channel.answeredBy,
+      agent: agent.name,
+      ask,
+      step: pauseStep,
+      answer: undefined,
+      askedAt: clock.now(),
+      resolvedAt: undefined,
+    },
+    fence,
+  );
+  if (pause.status === PauseStatus.Pending && !pause.isSent) {
+    const handler = container.get(channel.cls) as ChannelHandler;
+    let outcome: unknown;
+    try {
+      outcome = await ExecutionContext.run({ ...frame, step }, () => handler.send({ pauseId: pause.pauseId, value: ask }));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new AgentFailedError(agent.name, args.nodeId, `channel "${channel.name}" failed to ask about ${tool.name}: ${reason}`, { cause: error });
+    }
+    if (!ChannelOutcome.is(outcome)) {
+      throw new AgentFailedError(agent.name, args.nodeId, `channel "${channel.name}" returned something other than ChannelOutcome.awaitReply() or ChannelOutcome.decided(…).`);
+    }
+    if (outcome.kind === "decided") {
+      let decision: ToolCallApprovalDecisionDto;
+      try {
+        decision = validateDecision(tool, outcome.decision);
+      } catch (error) {
+        throw new AgentFailedError(agent.name, args.nodeId, `channel "${channel.name}" decided with an invalid decision.`, { cause: error });
+      }
+      const taken = await store.pauses.take(tenantId, pause.pauseId, { at: clock.now(), answer: { decision }, resolution: PauseResolution.Decided }, fence);
+      if (taken !== undefined) {
+        await writeAudit(services, taken);
+        return outcomeOf(decision, input, channel.name);
+      }
+    } else {
+      const sent = await store.pauses.markSent(tenantId, pause.pauseId, fence);
+      if (sent === undefined) {
+        const now = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
+        // Closed while send was still returning: this step tells the channel, now that it can.
+        if (now.status === PauseStatus.Cancelled) await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
+      }
+    }
+    pause = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
+  }
+  if (pause.status === PauseStatus.Pending) {
+    interrupt({ pauseId: pause.pauseId });
+    pause = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
+  }
+  if (pause.status === PauseStatus.Resolved) {
+    const taken = await store.pauses.take(tenantId, pause.pauseId, { at: clock.now() }, fence);
+    pause = taken ?? ((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord);
+  }
+  if (pause.status === PauseStatus.Pending || pause.status === PauseStatus.Resolved) {
+    throw new AgentFailedError(agent.name, args.nodeId, `pause ${pause.pauseId} was resumed but holds no decision.`);
+  }
+  return answerOf(pause, input);
+}

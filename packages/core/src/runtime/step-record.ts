@@ -1,0 +1,17 @@
+import type { AssembledAgent } from "../assembly/assembled-application.js";
+import type { ChatToolCall } from "../models/chat-model.js";
+import type { StepRecord } from "../records/execution-record.js";
+import type { LoopState } from "./flow-state.js";
+
+/** The step record of an agent's model turn or tool call. @internal */
+export function stepRecord(agent: AssembledAgent, nodeId: string, loop: LoopState, call?: ChatToolCall): StepRecord {
+  return {
+    agent: { kind: "agent", name: agent.name },
+    nodeId,
+    visit: loop.visit,
+    toolLoopIteration: loop.iteration,
+    validationAttempts: loop.validationAttempts,
+    ...(call === undefined ? {} : { toolCall: { callId: call.id, tool: call.name } }),
+  };
+}
+
