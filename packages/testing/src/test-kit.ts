@@ -23,18 +23,17 @@ type Spies = Map<string, MockInstance>;
 
 const MODEL_CALLERS: readonly string[] = [ComponentKind.Agent, ComponentKind.ReplyInterpreter];
 
-/** Every method name of an instance's prototype chain, most derived first, without `constructor`. */
+/**
+ * Every method of an instance, most derived first, without `constructor`: its prototype chain's, and
+ * its own function-valued properties (a `useValue` provider's methods).
+ */
 function methodNames(instance: object): string[] {
   const names = new Set<string>();
-  for (
-    let proto = Object.getPrototypeOf(instance);
-    proto !== null && proto !== Object.prototype;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    for (const name of Object.getOwnPropertyNames(proto)) {
+  for (let o: object | null = instance; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
       if (name === "constructor" || names.has(name)) continue;
-      const descriptor = Object.getOwnPropertyDescriptor(proto, name);
-      if (typeof descriptor?.value === "function") names.add(name);
+      const descriptor = Object.getOwnPropertyDescriptor(o, name);
+      if (typeof descriptor?.value === "function" && descriptor.configurable !== false) names.add(name);
     }
   }
   return [...names];

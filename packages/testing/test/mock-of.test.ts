@@ -106,3 +106,20 @@ describe("mockOf", () => {
     expect(book.status("x")).toBe(42);
   });
 });
+
+describe("mockOf with testWith({ providers })", () => {
+  const withValue = testWith(SupportApplication, {
+    providers: [
+      { provide: OrderBook, useValue: { status: (orderId: string) => `${orderId}: from a value` } },
+    ],
+  });
+
+  withValue("a provider given as a plain value has its own methods spied", ({ app, mockOf }) => {
+    const book = mockOf(OrderBook);
+    expect(book).toBe(app.get(OrderBook));
+    expect(book.status("o1")).toBe("o1: from a value");
+    book.status.mockReturnValue("scripted");
+    expect(app.get(OrderBook).status("o1")).toBe("scripted");
+    expect(book.status).toHaveBeenCalledTimes(2);
+  });
+});
