@@ -1,0 +1,14 @@
+export { LookupOrderTool } from "./lookup-order-tool.js";
+export { followUpScript, MODEL_SCRIPT, refundScript } from "./model-script.js";
+export { OrderBook } from "./order-book.js";
+export { OrderDto } from "./order-dto.js";
+export { OrderLookupDto } from "./order-lookup-dto.js";
+export { RefundCardInputDto } from "./refund-card-input-dto.js";
+export { RefundCardOutputDto } from "./refund-card-output-dto.js";
+export { RefundCardTool } from "./refund-card-tool.js";
+export { RefundDeskAgent } from "./refund-desk-agent.js";
+export { RefundDeskApplication } from "./refund-desk-application.js";
+export { RefundDeskWorkflow } from "./refund-desk-workflow.js";
+export { RefundDeskWorkflowFinish } from "./refund-desk-workflow-finish.js";
+export { RefundDeskWorkflowStart } from "./refund-desk-workflow-start.js";
+export { ScriptedModelProvider } from "./scripted-model-provider.js";
