@@ -26,6 +26,7 @@ export {
   type Tenant,
 } from "./container/execution-context.js";
 export { AmbiguousProviderError, MissingProviderError } from "./container/missing-provider-error.js";
+export { CLOCK, LOGGER } from "./container/well-known-tokens.js";
 export {
   InjectionToken,
   type OnInit,

@@ -5,6 +5,7 @@ import { assemble } from "../assembly/assemble.js";
 import type { ApplicationOptions } from "../components/application.js";
 import { type AnyClass, componentOf, describeClass } from "../components/component-registry.js";
 import { Container } from "../container/container.js";
+import { CLOCK, LOGGER } from "../container/well-known-tokens.js";
 import { ExecutionContext, type ExecutionFrame, type Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { DtoValidationError } from "../errors/dto-validation-error.js";
@@ -16,7 +17,8 @@ import { maskWith } from "../dto/sensitive.js";
 import { AppClosedError, ExecutionCancelledError, ThreadBusyError, ThreadOwnerError } from "../errors/runtime-errors.js";
 import { ConsoleLogger, LogLevel, type Logger } from "../logging/logger.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
-import { FENCE_CONFIG_KEY } from "../store/fence.js";
+import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
+import { hasCause } from "../errors/agboss-error.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
@@ -476,7 +478,7 @@ export class App {
         await this.#emit("onExecutionPause", { ...this.#eventBase(frame), pending });
         return { status: ExecutionStatus.Paused, output: undefined, threadId: frame.threadId, executionId: frame.executionId, pending, ...(withRecord ? { record } : {}) };
       }
-      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled);
+      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled, undefined, lease);
       const record = this.#record(tree, ExecutionStatus.Completed, state, undefined, await this.#auditOf(tenantId, frame.rootExecutionId));
       await this.#saveRecord(record);
       const output: ExecutionOutput = {
@@ -490,10 +492,12 @@ export class App {
       await this.#emit("onExecutionFinish", { ...this.#eventBase(frame), output });
       return output;
     } catch (error) {
+      // A holder that lost the lease leaves the tree to the new holder: it cleans nothing up.
+      if (error instanceof LeaseLostError || hasCause(error, LeaseLostError)) throw error;
       const cancelled = controller.signal.aborted;
       const state = await graph.getState(config).catch(() => undefined);
       const status = cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed;
-      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled).catch(() => undefined);
+      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled, undefined, lease).catch(() => undefined);
       const audit = await this.#auditOf(tenantId, frame.rootExecutionId).catch(() => []);
       await this.#saveRecord(this.#record(tree, status, state?.values as FlowStateValue | undefined, error, audit)).catch(() => undefined);
       const thrown = cancelled && controller.signal.reason instanceof Error ? controller.signal.reason : error;
@@ -660,7 +664,12 @@ export async function createApp(application: AnyClass, options: CreateAppOptions
   const clock = options.clock ?? new SystemClock();
   const logger = options.logger ?? new ConsoleLogger({ level: LogLevel.Warn });
   const appOptions = componentOf<ApplicationOptions>(application)?.options;
-  const container = new Container([...(appOptions?.providers ?? []), ...(options.providers ?? [])]);
+  const container = new Container([
+    { provide: CLOCK, useValue: clock },
+    { provide: LOGGER, useValue: logger },
+    ...(appOptions?.providers ?? []),
+    ...(options.providers ?? []),
+  ]);
   const assembled = assemble(application, container, { modelsScripted: options.modelsScripted === true });
   const configured = options.store ?? assembled.options.store ?? (await defaultStoreFactory());
   const ownsStore = typeof configured === "function";

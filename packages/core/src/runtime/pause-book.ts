@@ -9,6 +9,7 @@ import type { PauseEntry } from "../pauses/pause-entry.js";
 import type { PendingPause } from "../pauses/pending-pause.js";
 import { PauseAnswerer, type PauseCancellation, PauseResolution } from "../pauses/pause-status.js";
 import type { StepRecord } from "../records/execution-record.js";
+import type { Fence } from "../store/fence.js";
 import type { PauseRecord } from "../store/pause-record.js";
 import { DEFAULT_TOOL_TIMEOUT } from "./run-tool.js";
 import type { RuntimeServices } from "./runtime-services.js";
@@ -168,12 +169,13 @@ export async function closePending(
   rootExecutionId: string,
   resolution: PauseCancellation,
   filter: (pause: PauseRecord) => boolean = () => true,
+  fence?: Fence,
 ): Promise<PauseRecord[]> {
   const { store, clock } = services;
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
   const closed: PauseRecord[] = [];
   for (const pause of waiting.filter(filter)) {
-    const done = await store.pauses.cancelByTenantIdAndPauseId(tenantId, pause.pauseId, { resolution, at: clock.now() });
+    const done = await store.pauses.cancelByTenantIdAndPauseId(tenantId, pause.pauseId, { resolution, at: clock.now() }, fence);
     if (done === undefined) continue;
     closed.push(done);
     await writeAudit(services, done);
