@@ -1,0 +1,275 @@
+import { join } from "node:path";
+import {
+  Agent,
+  Application,
+  callTool,
+  createApp,
+  Dto,
+  ExecutionStatus,
+  ModelProvider,
+  type ModelProviderHandler,
+  memoryStore,
+  replyWith,
+  ScriptedChatModel,
+  start,
+  Tool,
+  type ToolHandler,
+  Workflow,
+  WorkflowFinish,
+  WorkflowFinishTextDto,
+  WorkflowStart,
+  WorkflowStartTextDto,
+} from "@agboss/core";
+import { sqliteStore } from "@agboss/store-sqlite";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { z } from "zod";
+import type { BenchSide } from "../measure.js";
+import type { CallTimings } from "../store-timing.js";
+import type { OpenedScenario, Scenario, ScenarioContext, Synchronous } from "./scenario.js";
+
+// The work both sides do: the user asks about an order, the model calls the lookup tool once, reads its
+// result and answers with a text. Same prompt, same tool, same input validation, same two model turns.
+const SYSTEM_PROMPT = "You look up orders and tell the customer where their order is, in one sentence.";
+const USER_TEXT = "Where is my order o-1001?";
+const ORDER_ID = "o-1001";
+const ANSWER = "Your order o-1001 has shipped.";
+const TOOL_NAME = "lookup-order-tool";
+const TOOL_DESCRIPTION = "Looks up an order by id and returns its status.";
+
+/** The tool's input fields: both sides validate the model's arguments against them before the tool runs. */
+const lookupOrderInput = { orderId: z.string().min(1) };
+class LookupOrderInputDto extends Dto(lookupOrderInput) {}
+class LookupOrderOutputDto extends Dto({ orderId: z.string(), status: z.string() }) {}
+type LookupOrderInput = InstanceType<typeof LookupOrderInputDto>;
+type LookupOrderOutput = InstanceType<typeof LookupOrderOutputDto>;
+
+function lookupOrder(orderId: string): LookupOrderOutput {
+  return { orderId, status: "shipped" };
+}
+
+/** Counts tool runs per side, to check that every execution really called the tool. */
+const toolRuns = { agboss: 0, langgraph: 0 };
+
+// ---------------------------------------------------------------------------------------------------
+// AGBoss: start → agent (one tool) → finish, on @agboss/store-sqlite.
+
+@Tool({
+  name: TOOL_NAME,
+  description: TOOL_DESCRIPTION,
+  input: LookupOrderInputDto,
+  output: LookupOrderOutputDto,
+})
+class LookupOrderTool implements ToolHandler<LookupOrderInput, LookupOrderOutput> {
+  run(input: LookupOrderInput): LookupOrderOutput {
+    toolRuns.agboss += 1;
+    return lookupOrder(input.orderId);
+  }
+}
+
+@Agent({
+  name: "order-status-agent",
+  description: "Answers where an order is",
+  prompt: SYSTEM_PROMPT,
+  model: "bench/scripted",
+  tools: [LookupOrderTool],
+})
+class OrderStatusAgent {}
+
+@WorkflowStart({
+  name: "order-status-workflow-start",
+  description: "A customer's question",
+  input: WorkflowStartTextDto,
+})
+class OrderStatusStart {}
+
+@WorkflowFinish({
+  name: "order-status-workflow-finish",
+  description: "The answer",
+  output: WorkflowFinishTextDto,
+})
+class OrderStatusFinish {}
+
+@Workflow({
+  name: "order-status-workflow",
+  version: "1.0.0",
+  flow: [
+    start(OrderStatusStart)
+      .returns(WorkflowStartTextDto)
+      .toAgent(OrderStatusAgent)
+      .toFinish(OrderStatusFinish),
+  ],
+})
+class OrderStatusWorkflow {}
+
+/** Every execution gets the same two turns: call the tool, then answer (the script loops). */
+@ModelProvider({ name: "bench-model-provider", serves: ["*"] })
+class BenchModelProvider implements ModelProviderHandler {
+  chatModel(): ScriptedChatModel {
+    return new ScriptedChatModel([callTool(LookupOrderTool, { orderId: ORDER_ID }), replyWith(ANSWER)], {
+      loop: true,
+    });
+  }
+}
+
+@Application({ name: "bench-application", workflows: [OrderStatusWorkflow], providers: [BenchModelProvider] })
+class BenchApplication {}
+
+async function openAgboss(
+  path: string | undefined,
+  synchronous: Synchronous,
+  timings: CallTimings | undefined,
+): Promise<BenchSide> {
+  const store =
+    path === undefined
+      ? memoryStore()
+      : sqliteStore(synchronous === "default" ? { path } : { path, synchronous });
+  const app = await createApp(BenchApplication, { store });
+  if (timings !== undefined) {
+    const { threads, executions, leases, pauses, checkpointer } = app.store;
+    for (const [name, target] of Object.entries({ threads, executions, leases, pauses, checkpointer })) {
+      timings.wrap(target, name);
+    }
+  }
+  return {
+    label: "agboss",
+    async runOnce(iteration) {
+      const before = toolRuns.agboss;
+      const result = await app.execute(
+        OrderStatusStart,
+        { text: USER_TEXT },
+        { threadId: `agboss-${iteration}`, ownerId: "bench-user" },
+      );
+      const text = (result.output as { text?: unknown } | undefined)?.text;
+      if (result.status !== ExecutionStatus.Completed || text !== ANSWER || toolRuns.agboss !== before + 1) {
+        throw new Error(
+          `AGBoss execution ${iteration} ended ${result.status} with ${JSON.stringify(result.output)}`,
+        );
+      }
+    },
+    close: () => app.close(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Raw LangGraph: createReactAgent with the same tool and a scripted LangChain chat model, on SqliteSaver.
+
+let langChainCallCounter = 0;
+
+/**
+ * A LangChain chat model with the same two turns: a tool call when the conversation does not end with
+ * the tool's result, else the text answer. It decides from the messages, so it needs no per-thread state.
+ */
+class ScriptedLangChainModel extends BaseChatModel {
+  override _llmType(): string {
+    return "bench-scripted";
+  }
+
+  /** Tools change nothing in a scripted model. */
+  override bindTools(): this {
+    return this;
+  }
+
+  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const last = messages.at(-1);
+    const message = ToolMessage.isInstance(last)
+      ? new AIMessage({ content: ANSWER })
+      : new AIMessage({
+          content: "",
+          tool_calls: [
+            {
+              id: `lc_${(++langChainCallCounter).toString(36)}`,
+              name: TOOL_NAME,
+              args: { orderId: ORDER_ID },
+              type: "tool_call",
+            },
+          ],
+        });
+    return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] };
+  }
+}
+
+function openLangGraph(
+  path: string | undefined,
+  synchronous: Synchronous,
+  timings: CallTimings | undefined,
+): { side: BenchSide; saver: SqliteSaver | undefined } {
+  const saver = path === undefined ? undefined : SqliteSaver.fromConnString(path);
+  if (saver !== undefined && synchronous !== "default") saver.db.pragma(`synchronous = ${synchronous}`);
+  const checkpointer = saver ?? new MemorySaver();
+  timings?.wrap(checkpointer, "checkpointer");
+  const lookupTool = tool(
+    (input: LookupOrderInput) => {
+      toolRuns.langgraph += 1;
+      return JSON.stringify(lookupOrder(input.orderId));
+    },
+    { name: TOOL_NAME, description: TOOL_DESCRIPTION, schema: z.object(lookupOrderInput) },
+  );
+  const agent = createReactAgent({
+    llm: new ScriptedLangChainModel({}),
+    tools: [lookupTool],
+    prompt: SYSTEM_PROMPT,
+    checkpointSaver: checkpointer,
+  });
+  const side: BenchSide = {
+    label: "langgraph",
+    async runOnce(iteration) {
+      const before = toolRuns.langgraph;
+      const state = await agent.invoke(
+        { messages: [{ role: "user", content: USER_TEXT }] },
+        { configurable: { thread_id: `langgraph-${iteration}` } },
+      );
+      const last = state.messages.at(-1);
+      if (last?.content !== ANSWER || state.messages.length !== 4 || toolRuns.langgraph !== before + 1) {
+        throw new Error(`LangGraph execution ${iteration} ended with ${JSON.stringify(last?.content)}`);
+      }
+    },
+    async close() {
+      saver?.db.close();
+    },
+  };
+  return { side, saver };
+}
+
+function pragmas(saver: SqliteSaver): string {
+  const read = (name: string) => String(saver.db.pragma(name, { simple: true }));
+  return `journal_mode=${read("journal_mode")}, synchronous=${read("synchronous")}`;
+}
+
+export const oneToolAgentScenario: Scenario = {
+  id: "one-tool-agent",
+  title: "one-tool agent workflow",
+  description:
+    "start → agent → finish on a SQLite file; the scripted model calls one tool, then answers (two model turns); each execution on a new thread.",
+  async open(context: ScenarioContext): Promise<OpenedScenario> {
+    const sqlite = context.backend === "sqlite";
+    const agbossPath = sqlite ? join(context.dir, "agboss.sqlite") : undefined;
+    const langgraphPath = sqlite ? join(context.dir, "langgraph.sqlite") : undefined;
+    const agboss = await openAgboss(agbossPath, context.synchronous, context.trace?.agboss);
+    const { side: langgraph, saver } = openLangGraph(
+      langgraphPath,
+      context.synchronous,
+      context.trace?.langgraph,
+    );
+    return {
+      agboss,
+      langgraph,
+      files:
+        agbossPath === undefined || langgraphPath === undefined
+          ? undefined
+          : { agboss: agbossPath, langgraph: langgraphPath },
+      notes: () =>
+        saver === undefined
+          ? ["agboss: memoryStore(); langgraph: MemorySaver"]
+          : [
+              `agboss: sqliteStore at ${agbossPath} (synchronous=${context.synchronous === "default" ? "FULL, the store's default" : context.synchronous})`,
+              `langgraph: SqliteSaver at ${langgraphPath} (${pragmas(saver)})`,
+            ],
+    };
+  },
+};
