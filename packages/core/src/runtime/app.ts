@@ -453,33 +453,43 @@ export class App {
     const tenantId = frame.tenant.tenantId;
     try {
       let command: unknown = first;
+      let snapshot: Awaited<ReturnType<CompiledFlow["getState"]>> | undefined;
+      let finished: FlowStateValue | undefined;
       for (;;) {
         if (command === CONTINUE) {
-          const map = await this.#resumeMap(tenantId, await graph.getState(config));
+          snapshot = await graph.getState(config);
+          const map = await this.#resumeMap(tenantId, snapshot);
           if (Object.keys(map).length === 0) break;
           command = new Command({ resume: map });
         }
-        await ExecutionContext.run(frame, () =>
+        const out = (await ExecutionContext.run(frame, () =>
           graph.invoke(command as never, {
             configurable: { thread_id: key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
             signal: controller.signal,
             recursionLimit: 10_000,
           }),
-        );
+        )) as FlowStateValue & { __interrupt__?: unknown };
+        if (out.__interrupt__ === undefined) {
+          finished = out;
+          break;
+        }
+        // Before resting, take the pauses resolved while this pass ran (the drain).
         command = CONTINUE;
       }
-      const snapshot = await graph.getState(config);
-      const state = snapshot.values as FlowStateValue;
-      const waiting = await store.pauses.list({ tenantId, rootExecutionId: frame.rootExecutionId, statuses: [PauseStatus.Pending] });
-      if (snapshot.next.length > 0 && waiting.length > 0) {
-        const pending = waiting.map((p) => pendingOf(this.#internals.assembled, p));
-        const record = this.#record(tree, ExecutionStatus.Paused, state, undefined, await this.#auditOf(tenantId, frame.rootExecutionId));
-        await this.#saveRecord(record);
-        await this.#emit("onExecutionPause", { ...this.#eventBase(frame), pending });
-        return { status: ExecutionStatus.Paused, output: undefined, threadId: frame.threadId, executionId: frame.executionId, pending, ...(withRecord ? { record } : {}) };
+      if (finished === undefined) {
+        snapshot ??= await graph.getState(config);
+        const waiting = snapshot.next.length === 0 ? [] : await store.pauses.list({ tenantId, rootExecutionId: frame.rootExecutionId, statuses: [PauseStatus.Pending] });
+        if (waiting.length > 0) {
+          const pending = waiting.map((p) => pendingOf(this.#internals.assembled, p));
+          const record = this.#record(tree, ExecutionStatus.Paused, snapshot.values as FlowStateValue, undefined, await this.#auditOf(tenantId, frame.rootExecutionId));
+          await this.#saveRecord(record);
+          await this.#emit("onExecutionPause", { ...this.#eventBase(frame), pending });
+          return { status: ExecutionStatus.Paused, output: undefined, threadId: frame.threadId, executionId: frame.executionId, pending, ...(withRecord ? { record } : {}) };
+        }
+        finished = snapshot.values as FlowStateValue;
       }
-      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled, undefined, lease);
-      const record = this.#record(tree, ExecutionStatus.Completed, state, undefined, await this.#auditOf(tenantId, frame.rootExecutionId));
+      const state = finished;
+      const record = this.#record(tree, ExecutionStatus.Completed, state, undefined, withRecord ? await this.#auditOf(tenantId, frame.rootExecutionId) : []);
       await this.#saveRecord(record);
       const output: ExecutionOutput = {
         status: ExecutionStatus.Completed,
