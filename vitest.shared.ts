@@ -9,7 +9,10 @@ import type { ViteUserConfig } from "vitest/config";
 export function agbossVitest(overrides: ViteUserConfig["test"] = {}): ViteUserConfig {
   const jsonDir = process.env.AGBOSS_VITEST_JSON_DIR;
   const name = basename(process.cwd());
-  const reporters = jsonDir === undefined ? ["default"] : ["default", ["json", { outputFile: join(jsonDir, `${name}.json`) }]];
+  const reporters =
+    jsonDir === undefined
+      ? ["default"]
+      : ["default", ["json", { outputFile: join(jsonDir, `${name}.json`) }]];
   return {
     resolve: { conditions: ["@agboss/source"] },
     ssr: { resolve: { conditions: ["@agboss/source"] } },

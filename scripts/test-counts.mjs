@@ -14,7 +14,11 @@ for (const name of readdirSync(dir).filter((f) => f.endsWith(".json"))) {
   passed += report.numPassedTests ?? 0;
   failed += (report.numFailedTests ?? 0) + (report.numRuntimeErrorTestSuites ?? 0);
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  if (report.success === false && (report.numFailedTests ?? 0) === 0 && (report.numFailedTestSuites ?? 0) > 0) {
+  if (
+    report.success === false &&
+    (report.numFailedTests ?? 0) === 0 &&
+    (report.numFailedTestSuites ?? 0) > 0
+  ) {
     failed += report.numFailedTestSuites;
   }
 }

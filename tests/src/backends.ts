@@ -37,13 +37,24 @@ export function onEachBackend(
 ): void {
   for (const backend of only) {
     describe(`on the ${backend.name} store`, () => {
-      body(testWith(application, { ...options, ...(backend.store === undefined ? {} : { store: backend.store }) }), backend);
+      body(
+        testWith(application, {
+          ...options,
+          ...(backend.store === undefined ? {} : { store: backend.store }),
+        }),
+        backend,
+      );
     });
   }
 }
 
 /** The pause record and the thread's checkpoint, as stored: to prove bad input changed nothing. */
-export async function frozen(store: Store, tenantId: string, pauseId: string, threadKey: string): Promise<string> {
+export async function frozen(
+  store: Store,
+  tenantId: string,
+  pauseId: string,
+  threadKey: string,
+): Promise<string> {
   const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
   const tuple = await store.checkpointer.getTuple({ configurable: { thread_id: threadKey } });
   const writes = JSON.stringify(tuple?.pendingWrites ?? []);

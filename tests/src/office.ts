@@ -1,19 +1,33 @@
 import type { App, ChatRequest, ChatResponse } from "@agboss/core";
 import { callTool, replyWith } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
-import { ApprovedRefundTool, BookExpenseTool, Desk, OfficeAgent, OfficeWorkflowStart } from "./fixtures/approval-app.js";
+import {
+  ApprovedRefundTool,
+  BookExpenseTool,
+  Desk,
+  OfficeAgent,
+  OfficeWorkflowStart,
+} from "./fixtures/approval-app.js";
 
 export const acme = { tenantId: "acme" } as const;
 
 /** Scripts the office agent for one thread only: its turns answer requests whose first user message is `text`. */
-export function scriptThread(mockLlm: (c: typeof OfficeAgent) => ModelScript, text: string, ...turns: ChatResponse[]): void {
+export function scriptThread(
+  mockLlm: (c: typeof OfficeAgent) => ModelScript,
+  text: string,
+  ...turns: ChatResponse[]
+): void {
   mockLlm(OfficeAgent)
     .when((request: ChatRequest) => request.messages.find((m) => m.role === "user")?.content === text)
     .thenReturn(...turns);
 }
 
 /** Runs the office workflow with one turn that calls both approval tools; returns the paused result and both pause ids. */
-export async function pauseTwo(app: App, mockLlm: (c: typeof OfficeAgent) => ModelScript, threadId = "t-office") {
+export async function pauseTwo(
+  app: App,
+  mockLlm: (c: typeof OfficeAgent) => ModelScript,
+  threadId = "t-office",
+) {
   const text = `refund and book on ${threadId}`;
   scriptThread(
     mockLlm,
@@ -24,7 +38,11 @@ export async function pauseTwo(app: App, mockLlm: (c: typeof OfficeAgent) => Mod
     ]),
     replyWith("Both done"),
   );
-  const result = await app.execute(OfficeWorkflowStart, { text }, { threadId, ownerId: "alice", tenant: acme });
+  const result = await app.execute(
+    OfficeWorkflowStart,
+    { text },
+    { threadId, ownerId: "alice", tenant: acme },
+  );
   const asked = app.get(Desk).asked;
   const refundPauseId = asked.filter((a) => a.channel === "refund").at(-1)?.pauseId as string;
   const expensePauseId = asked.filter((a) => a.channel === "expense").at(-1)?.pauseId as string;
@@ -32,18 +50,43 @@ export async function pauseTwo(app: App, mockLlm: (c: typeof OfficeAgent) => Mod
 }
 
 /** Runs the office workflow with one refund call only. */
-export async function pauseRefund(app: App, mockLlm: (c: typeof OfficeAgent) => ModelScript, threadId = "t-refund", args: Record<string, unknown> = { orderId: "ord_1", amountCents: 1000 }) {
+export async function pauseRefund(
+  app: App,
+  mockLlm: (c: typeof OfficeAgent) => ModelScript,
+  threadId = "t-refund",
+  args: Record<string, unknown> = { orderId: "ord_1", amountCents: 1000 },
+) {
   const text = `refund on ${threadId}`;
   scriptThread(mockLlm, text, callTool(ApprovedRefundTool, args), replyWith("Refund handled"));
-  const result = await app.execute(OfficeWorkflowStart, { text }, { threadId, ownerId: "alice", tenant: acme });
-  const pauseId = app.get(Desk).asked.filter((a) => a.channel === "refund").at(-1)?.pauseId as string;
+  const result = await app.execute(
+    OfficeWorkflowStart,
+    { text },
+    { threadId, ownerId: "alice", tenant: acme },
+  );
+  const pauseId = app
+    .get(Desk)
+    .asked.filter((a) => a.channel === "refund")
+    .at(-1)?.pauseId as string;
   return { result, pauseId, threadKey: `acme/${threadId}` };
 }
 
 /** Runs the office workflow with one expense call only (a ThreadOwner pause). */
-export async function pauseExpense(app: App, mockLlm: (c: typeof OfficeAgent) => ModelScript, threadId = "t-expense") {
+export async function pauseExpense(
+  app: App,
+  mockLlm: (c: typeof OfficeAgent) => ModelScript,
+  threadId = "t-expense",
+) {
   const text = `book on ${threadId}`;
-  scriptThread(mockLlm, text, callTool(BookExpenseTool, { purpose: "lunch", amountCents: 1500 }), replyWith("Expense handled"));
-  const result = await app.execute(OfficeWorkflowStart, { text }, { threadId, ownerId: "alice", tenant: acme });
+  scriptThread(
+    mockLlm,
+    text,
+    callTool(BookExpenseTool, { purpose: "lunch", amountCents: 1500 }),
+    replyWith("Expense handled"),
+  );
+  const result = await app.execute(
+    OfficeWorkflowStart,
+    { text },
+    { threadId, ownerId: "alice", tenant: acme },
+  );
   return { result, pauseId: result.pending[0]?.pauseId as string, threadKey: `acme/${threadId}` };
 }

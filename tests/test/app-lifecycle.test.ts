@@ -8,11 +8,11 @@ import {
   createApp,
   ExecutionStatus,
   Injectable,
-  memoryStore,
   ModelProvider,
-  type Store,
+  memoryStore,
   replyWith,
   ScriptedChatModel,
+  type Store,
   start,
   Tool,
   Workflow,
@@ -26,7 +26,13 @@ import { TestClock, testWith } from "@agboss/testing";
 import { describe, expect, test, vi } from "vitest";
 import { sqliteFile } from "../src/backends.js";
 import { DoneDto, ExpenseDto, OfficeApplication } from "../src/fixtures/approval-app.js";
-import { RefundWorkflow, RefundWorkflowStart, ScriptedModelProvider, scriptedTurns, RefundLedger } from "../src/fixtures/refund-app.js";
+import {
+  RefundLedger,
+  RefundWorkflow,
+  RefundWorkflowStart,
+  ScriptedModelProvider,
+  scriptedTurns,
+} from "../src/fixtures/refund-app.js";
 import { pauseRefund } from "../src/office.js";
 
 const calls: string[] = [];
@@ -44,7 +50,11 @@ class Lifecycle {
   }
 }
 
-@Application({ name: "lifecycle-application", workflows: [RefundWorkflow], providers: [Lifecycle, RefundLedger, ScriptedModelProvider] })
+@Application({
+  name: "lifecycle-application",
+  workflows: [RefundWorkflow],
+  providers: [Lifecycle, RefundLedger, ScriptedModelProvider],
+})
 class LifecycleApplication {}
 
 describe("createApp", () => {
@@ -61,10 +71,12 @@ describe("createApp", () => {
         opened += 1;
         store = await memoryStore()(ctx);
         const close = store.close.bind(store);
-        return Object.assign(store, { close: async () => {
-          closed += 1;
-          await close();
-        } });
+        return Object.assign(store, {
+          close: async () => {
+            closed += 1;
+            await close();
+          },
+        });
       },
     });
     expect(calls).toEqual(["init", "start"]);
@@ -84,11 +96,19 @@ describe("createApp", () => {
   test("[HW-01] every @ModelProvider is checked at assembly: one without chatModel is refused", async () => {
     @ModelProvider({ name: "broken-model-provider", serves: ["scripted/*"] })
     class BrokenProvider {}
-    @Application({ name: "broken-provider-application", workflows: [RefundWorkflow], providers: [RefundLedger, BrokenProvider] })
+    @Application({
+      name: "broken-provider-application",
+      workflows: [RefundWorkflow],
+      providers: [RefundLedger, BrokenProvider],
+    })
     class BrokenProviderApplication {}
-    const error = await createApp(BrokenProviderApplication, { store: memoryStore() }).catch((e: unknown) => e);
+    const error = await createApp(BrokenProviderApplication, { store: memoryStore() }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(AssemblyError);
-    expect((error as AssemblyError).violations.map((v) => v.rule)).toContain("model-provider.no-chat-model-method");
+    expect((error as AssemblyError).violations.map((v) => v.rule)).toContain(
+      "model-provider.no-chat-model-method",
+    );
   });
 });
 
@@ -98,11 +118,19 @@ describe("durability on one SQLite file", () => {
     const seen = new ScriptedChatModel([replyWith("Which order?"), replyWith("Refunded ord_7")]);
     scriptedTurns.push((r) => seen.invoke(r));
     const first = await createApp(RefundApplication2(), { store: sqliteStore({ path }) });
-    await first.execute(RefundWorkflowStart, { text: "I want a refund" }, { threadId: "chat:7", ownerId: "u7", tenant: { tenantId: "acme" } });
+    await first.execute(
+      RefundWorkflowStart,
+      { text: "I want a refund" },
+      { threadId: "chat:7", ownerId: "u7", tenant: { tenantId: "acme" } },
+    );
     await first.close();
     scriptedTurns.push((r) => seen.invoke(r));
     const second = await createApp(RefundApplication2(), { store: sqliteStore({ path }) });
-    const result = await second.execute(RefundWorkflowStart, { text: "ord_7 please" }, { threadId: "chat:7", ownerId: "u7", tenant: { tenantId: "acme" }, record: true });
+    const result = await second.execute(
+      RefundWorkflowStart,
+      { text: "ord_7 please" },
+      { threadId: "chat:7", ownerId: "u7", tenant: { tenantId: "acme" }, record: true },
+    );
     expect(result.output).toEqual({ text: "Refunded ord_7" });
     expect(seen.requests[1]?.messages.map((m) => m.content)).toEqual([
       "Refund what the customer asks for, then say what you did.",
@@ -119,31 +147,53 @@ describe("durability on one SQLite file", () => {
 function RefundApplication2() {
   return OfficeApplicationOrRefund;
 }
-@Application({ name: "durable-refund-application", workflows: [RefundWorkflow], providers: [RefundLedger, ScriptedModelProvider] })
+@Application({
+  name: "durable-refund-application",
+  workflows: [RefundWorkflow],
+  providers: [RefundLedger, ScriptedModelProvider],
+})
 class OfficeApplicationOrRefund {}
 
 const sqliteTest = testWith(OfficeApplication, { store: () => sqliteStore({ path: sqliteFile() }) });
-sqliteTest("a pause written by one process is answered by another connection to the same SQLite file", async ({ app, mockLlm, store }) => {
-  const { pauseId } = await pauseRefund(app, mockLlm, "t-cross");
-  const path = (store as Store & { path?: string }).path as string;
-  expect(path).toMatch(/agboss\.sqlite$/);
-  await app.close();
-  const fresh = await createApp(OfficeApplication, { store: sqliteStore({ path }), modelsScripted: true });
-  const { appInternals } = await import("@agboss/core");
-  appInternals(fresh).models.setFallback(() => new ScriptedChatModel([replyWith("Refund handled")]));
-  const result = await fresh.resume({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
-  expect(result.status).toBe(ExecutionStatus.Completed);
-  expect(result.output).toEqual({ text: "Refund handled" });
-  await fresh.close();
-});
+sqliteTest(
+  "a pause written by one process is answered by another connection to the same SQLite file",
+  async ({ app, mockLlm, store }) => {
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-cross");
+    const path = (store as Store & { path?: string }).path as string;
+    expect(path).toMatch(/agboss\.sqlite$/);
+    await app.close();
+    const fresh = await createApp(OfficeApplication, { store: sqliteStore({ path }), modelsScripted: true });
+    const { appInternals } = await import("@agboss/core");
+    appInternals(fresh).models.setFallback(() => new ScriptedChatModel([replyWith("Refund handled")]));
+    const result = await fresh.resume(
+      { pauseId, decision: { approved: true } },
+      { tenantId: "acme", answeredBy: "manager-17" },
+    );
+    expect(result.status).toBe(ExecutionStatus.Completed);
+    expect(result.output).toEqual({ text: "Refund handled" });
+    await fresh.close();
+  },
+);
 
-@Tool({ name: "auto-expense-tool", description: "Books with auto approval", input: ExpenseDto, output: DoneDto, channel: AutoApproveChannel })
+@Tool({
+  name: "auto-expense-tool",
+  description: "Books with auto approval",
+  input: ExpenseDto,
+  output: DoneDto,
+  channel: AutoApproveChannel,
+})
 class AutoExpenseTool {
   run(input: ExpenseDto) {
     return { status: `auto-booked ${input.purpose}` };
   }
 }
-@Tool({ name: "blocked-expense-tool", description: "Never allowed", input: ExpenseDto, output: DoneDto, channel: AutoRejectChannel })
+@Tool({
+  name: "blocked-expense-tool",
+  description: "Never allowed",
+  input: ExpenseDto,
+  output: DoneDto,
+  channel: AutoRejectChannel,
+})
 class BlockedExpenseTool {
   readonly ran = vi.fn();
   run(input: ExpenseDto) {
@@ -151,49 +201,73 @@ class BlockedExpenseTool {
     return { status: "should not run" };
   }
 }
-@Agent({ name: "auto-agent", description: "Books", prompt: "Book.", model: "scripted/x", tools: [AutoExpenseTool, BlockedExpenseTool] })
+@Agent({
+  name: "auto-agent",
+  description: "Books",
+  prompt: "Book.",
+  model: "scripted/x",
+  tools: [AutoExpenseTool, BlockedExpenseTool],
+})
 class AutoAgent {}
 @WorkflowStart({ name: "auto-workflow-start", description: "A request", input: WorkflowStartTextDto })
 class AutoStart {}
 @WorkflowFinish({ name: "auto-workflow-finish", description: "Done", output: WorkflowFinishTextDto })
 class AutoFinish {}
-@Workflow({ name: "auto-workflow", version: "1.0.0", flow: [start(AutoStart).toAgent(AutoAgent).toFinish(AutoFinish)] })
+@Workflow({
+  name: "auto-workflow",
+  version: "1.0.0",
+  flow: [start(AutoStart).toAgent(AutoAgent).toFinish(AutoFinish)],
+})
 class AutoWorkflow {}
 @Application({ name: "auto-application", workflows: [AutoWorkflow], providers: [ScriptedModelProvider] })
 class AutoApplication {}
 
 const autoTest = testWith(AutoApplication);
-autoTest("[TK-02] AutoApproveChannel and AutoRejectChannel named on a tool decide at once: no pause", async ({ app, mockLlm, store }) => {
-  mockLlm(AutoAgent).thenReturn(
-    callTool(AutoExpenseTool, { purpose: "taxi", amountCents: 100 }, [BlockedExpenseTool, { purpose: "yacht", amountCents: 9_000_000 }]),
-    replyWith("taxi booked, yacht refused"),
-  );
-  const result = await app.execute(AutoStart, { text: "book" }, { ownerId: "u" });
-  expect(result.status).toBe(ExecutionStatus.Completed);
-  expect(result.pending).toEqual([]);
-  expect(app.get(BlockedExpenseTool).ran).not.toHaveBeenCalled();
-  const toolMessages = mockLlm(AutoAgent).calls[1]?.messages.filter((m) => m.role === "tool").map((m) => m.content);
-  expect(toolMessages).toEqual(['{"status":"auto-booked taxi"}', "Tool error: the call was rejected by auto-reject-channel: rejected automatically"]);
-  const pauses = await store.pauses.list({ tenantId: "default" });
-  expect(pauses.map((p) => [p.channel, p.status, p.resolution]).sort()).toEqual([
-    ["auto-approve-channel", "taken", "decided"],
-    ["auto-reject-channel", "taken", "decided"],
-  ]);
-});
+autoTest(
+  "[TK-02] AutoApproveChannel and AutoRejectChannel named on a tool decide at once: no pause",
+  async ({ app, mockLlm, store }) => {
+    mockLlm(AutoAgent).thenReturn(
+      callTool(AutoExpenseTool, { purpose: "taxi", amountCents: 100 }, [
+        BlockedExpenseTool,
+        { purpose: "yacht", amountCents: 9_000_000 },
+      ]),
+      replyWith("taxi booked, yacht refused"),
+    );
+    const result = await app.execute(AutoStart, { text: "book" }, { ownerId: "u" });
+    expect(result.status).toBe(ExecutionStatus.Completed);
+    expect(result.pending).toEqual([]);
+    expect(app.get(BlockedExpenseTool).ran).not.toHaveBeenCalled();
+    const toolMessages = mockLlm(AutoAgent)
+      .calls[1]?.messages.filter((m) => m.role === "tool")
+      .map((m) => m.content);
+    expect(toolMessages).toEqual([
+      '{"status":"auto-booked taxi"}',
+      "Tool error: the call was rejected by auto-reject-channel: rejected automatically",
+    ]);
+    const pauses = await store.pauses.list({ tenantId: "default" });
+    expect(pauses.map((p) => [p.channel, p.status, p.resolution]).sort()).toEqual([
+      ["auto-approve-channel", "taken", "decided"],
+      ["auto-reject-channel", "taken", "decided"],
+    ]);
+  },
+);
 
 const leaseTest = testWith(OfficeApplication);
-leaseTest("[HW-05] a pass holds the tree's 30 s lease; an execution that paused holds none", async ({ app, mockLlm, store, clock, mockOf }) => {
-  let during: number | undefined;
-  const { TestRefundApprovalChannel } = await import("../src/fixtures/approval-app.js");
-  const { ChannelOutcome } = await import("@agboss/core");
-  mockOf(TestRefundApprovalChannel).send.mockImplementation(async () => {
-    const lease = await store.leases.find("acme/t-lease");
-    during = (lease?.expiresAt ?? 0) - clock.now();
-    return ChannelOutcome.awaitReply();
-  });
-  const { result } = await pauseRefund(app, mockLlm, "t-lease");
-  expect(during).toBe(30_000);
-  expect(result.status).toBe(ExecutionStatus.Paused);
-  const after = await store.leases.find("acme/t-lease");
-  expect(after === undefined || after.expiresAt <= clock.now()).toBe(true);
-});
+leaseTest(
+  "[HW-05] a pass holds the tree's 30 s lease; an execution that paused holds none",
+  async ({ app, mockLlm, store, clock, mockOf }) => {
+    let during: number | undefined;
+    const { TestRefundApprovalChannel } = await import("../src/fixtures/approval-app.js");
+    const { ChannelOutcome } = await import("@agboss/core");
+    mockOf(TestRefundApprovalChannel).send.mockImplementation(async () => {
+      const lease = await store.leases.find("acme/t-lease");
+      during = (lease?.expiresAt ?? 0) - clock.now();
+      return ChannelOutcome.awaitReply();
+    });
+    const { result } = await pauseRefund(app, mockLlm, "t-lease");
+    expect(during).toBe(30_000);
+    expect(result.status).toBe(ExecutionStatus.Paused);
+    const after = await store.leases.find("acme/t-lease");
+    expect(after === undefined || after.expiresAt <= clock.now()).toBe(true);
+  },
+);

@@ -31,7 +31,13 @@ class NotifyTool {
   }
 }
 
-@Agent({ name: "helper", description: "Helps", prompt: "Help.", model: "nobody/serves-this", tools: [NotifyTool] })
+@Agent({
+  name: "helper",
+  description: "Helps",
+  prompt: "Help.",
+  model: "nobody/serves-this",
+  tools: [NotifyTool],
+})
 class HelperAgent {}
 
 @WorkflowStart({ name: "help-start", description: "A request", input: WorkflowStartTextDto })
@@ -77,7 +83,9 @@ describe("assembly", () => {
   test("[AS-07] assembly fails once, listing every violation with its rule code", async () => {
     const error = await assemblyErrorOf(BrokenApplication);
     const rules = error.violations.map((v) => v.rule);
-    expect(rules).toEqual(expect.arrayContaining(["name.kind-suffix", "model.unserved", "container.missing-provider"]));
+    expect(rules).toEqual(
+      expect.arrayContaining(["name.kind-suffix", "model.unserved", "container.missing-provider"]),
+    );
     expect(error.code).toBe("assembly.invalid");
     for (const v of error.violations) expect(error.message).toContain(`[${v.rule}] ${v.message}`);
     expect(error.message).toMatch(/cannot start: 5 problems found/);
@@ -87,7 +95,9 @@ describe("assembly", () => {
     const error = await assemblyErrorOf(BrokenApplication);
     const unserved = error.violations.find((v) => v.rule === "model.unserved");
     expect(unserved?.message).toContain('uses model "nobody/serves-this"');
-    expect(unserved?.message).toContain("Add a provider whose serves matches it to @Application({ providers })");
+    expect(unserved?.message).toContain(
+      "Add a provider whose serves matches it to @Application({ providers })",
+    );
   });
 
   test("a missing provider names the dependency chain and what to add", async () => {
@@ -96,7 +106,9 @@ describe("assembly", () => {
     expect(missing?.message).toContain("No provider for Mailer needed by NotifyTool (argument 0)");
     expect(missing?.message).toContain("NotifyTool(?)");
     expect(missing?.message).toContain("chain: BrokenApplication → HelperAgent → NotifyTool → Mailer");
-    expect(missing?.message).toContain("Add Mailer (or a class that extends it) to @Application({ providers: [...] })");
+    expect(missing?.message).toContain(
+      "Add Mailer (or a class that extends it) to @Application({ providers: [...] })",
+    );
   });
 
   test("a class without @Application is refused with its own rule", async () => {

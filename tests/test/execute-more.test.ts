@@ -6,8 +6,8 @@ import {
   createApp,
   DtoValidationError,
   ExecutionCancelledError,
-  ExecutionStatus,
   type ExecutionStartEvent,
+  ExecutionStatus,
   memoryStore,
   replyWith,
   ScriptedChatModel,
@@ -16,13 +16,13 @@ import {
 } from "@agboss/core";
 import { afterEach, describe, expect, test } from "vitest";
 import {
+  RefundApplication,
+  RefundCardTool,
   RefundLedger,
   RefundWorkflow,
   RefundWorkflowStart,
   ScriptedModelProvider,
   scriptedTurns,
-  RefundCardTool,
-  RefundApplication,
 } from "../src/fixtures/refund-app.js";
 
 afterEach(() => {
@@ -33,10 +33,18 @@ const acme = { tenantId: "acme" };
 
 describe("execute: bad input and follow-ups", () => {
   test("an invalid start DTO is a DtoValidationError naming each field, and nothing is stored", async () => {
-    const store = await memoryStore()({ appName: "t", clock: { now: () => 0, setTimer: () => ({ cancel() {} }) }, logger: { log() {} } });
+    const store = await memoryStore()({
+      appName: "t",
+      clock: { now: () => 0, setTimer: () => ({ cancel() {} }) },
+      logger: { log() {} },
+    });
     const app = await createApp(RefundApplication, { store });
     const error = await app
-      .execute(RefundWorkflowStart, { text: "", extra: 1 } as never, { threadId: "t-bad", ownerId: "u", tenant: acme })
+      .execute(RefundWorkflowStart, { text: "", extra: 1 } as never, {
+        threadId: "t-bad",
+        ownerId: "u",
+        tenant: acme,
+      })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DtoValidationError);
     expect((error as DtoValidationError).issues.map((i) => i.path)).toEqual(["text"]);
@@ -55,8 +63,14 @@ describe("execute: bad input and follow-ups", () => {
       callTool(RefundCardTool, { orderId: "ord_2", amountCents: 500 }),
       replyWith("Refunded ord_2 after fixing the amount"),
     ]);
-    scriptedTurns.push(...[0, 1, 2].map(() => (r: Parameters<ScriptedChatModel["invoke"]>[0]) => model.invoke(r)));
-    const result = await app.execute(RefundWorkflowStart, { text: "Refund ord_2" }, { ownerId: "u", tenant: acme, record: true });
+    scriptedTurns.push(
+      ...[0, 1, 2].map(() => (r: Parameters<ScriptedChatModel["invoke"]>[0]) => model.invoke(r)),
+    );
+    const result = await app.execute(
+      RefundWorkflowStart,
+      { text: "Refund ord_2" },
+      { ownerId: "u", tenant: acme, record: true },
+    );
     expect(result.output).toEqual({ text: "Refunded ord_2 after fixing the amount" });
     const second = model.requests[1]?.messages.at(-1);
     expect(second?.role).toBe("tool");
@@ -70,7 +84,9 @@ describe("execute: bad input and follow-ups", () => {
   test("[HW-02] a follow-up on the same threadId continues the conversation", async () => {
     const app = await createApp(RefundApplication, { store: memoryStore() });
     const model = new ScriptedChatModel([replyWith("Which order?"), replyWith("Refunded ord_3")]);
-    scriptedTurns.push(...[0, 1].map(() => (r: Parameters<ScriptedChatModel["invoke"]>[0]) => model.invoke(r)));
+    scriptedTurns.push(
+      ...[0, 1].map(() => (r: Parameters<ScriptedChatModel["invoke"]>[0]) => model.invoke(r)),
+    );
     const options = { threadId: "chat:42", ownerId: "customer-7", tenant: acme };
     const first = await app.execute(RefundWorkflowStart, { text: "I want a refund" }, options);
     const second = await app.execute(RefundWorkflowStart, { text: "Order ord_3" }, options);
@@ -101,30 +117,44 @@ describe("execute: bad input and follow-ups", () => {
       });
     });
     const app = await createApp(RefundApplication, { store: memoryStore() });
-    const pending = app.execute(RefundWorkflowStart, { text: "slow" }, { threadId: "slow", ownerId: "u", tenant: acme });
+    const pending = app.execute(
+      RefundWorkflowStart,
+      { text: "slow" },
+      { threadId: "slow", ownerId: "u", tenant: acme },
+    );
     await running;
     await app.cancel("slow", { tenantId: "acme" });
     await expect(pending).rejects.toBeInstanceOf(ExecutionCancelledError);
     const thread = await app.store.threads.findByTenantIdAndThreadId("acme", "slow");
-    expect((await app.record(thread?.latestExecutionId ?? "", { tenantId: "acme" }))?.status).toBe(ExecutionStatus.Cancelled);
+    expect((await app.record(thread?.latestExecutionId ?? "", { tenantId: "acme" }))?.status).toBe(
+      ExecutionStatus.Cancelled,
+    );
     await app.close();
   });
 
   test("a model failure fails the agent's step with the model's error as cause", async () => {
     scriptedTurns.push(() => Promise.reject(new Error("provider down")));
     const app = await createApp(RefundApplication, { store: memoryStore() });
-    const error = await app.execute(RefundWorkflowStart, { text: "x" }, { ownerId: "u" }).catch((e: unknown) => e);
+    const error = await app
+      .execute(RefundWorkflowStart, { text: "x" }, { ownerId: "u" })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AgentFailedError);
     expect(error).toBeInstanceOf(StepFailedError);
     expect(error).toBeInstanceOf(AgbossError);
-    expect((error as Error).message).toContain('Agent "refund-agent" failed: its model call failed: provider down');
+    expect((error as Error).message).toContain(
+      'Agent "refund-agent" failed: its model call failed: provider down',
+    );
     expect(((error as Error).cause as Error).message).toBe("provider down");
     await app.close();
   });
 
   test("execution events reach the application's methods", async () => {
     const seen: string[] = [];
-    @Application({ name: "evented-application", workflows: [RefundWorkflow], providers: [RefundLedger, ScriptedModelProvider] })
+    @Application({
+      name: "evented-application",
+      workflows: [RefundWorkflow],
+      providers: [RefundLedger, ScriptedModelProvider],
+    })
     class EventedApplication {
       onExecutionStart(event: ExecutionStartEvent) {
         seen.push(`start:${JSON.stringify(event.input)}`);

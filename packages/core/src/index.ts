@@ -1,7 +1,23 @@
+export { ToolCallApprovalAskDto, ToolCallApprovalDecisionDto } from "./channels/approval-dtos.js";
+export { AutoApproveChannel, AutoRejectChannel } from "./channels/auto-channels.js";
+export type {
+  ApprovalArguments,
+  ChannelAsk,
+  ChannelAskValue,
+  ChannelWithdrawal,
+} from "./channels/channel-ask.js";
+export {
+  Channel,
+  type ChannelOptions,
+  ChannelRole,
+  type ChannelRoleOptions,
+} from "./channels/channel-decorators.js";
+export { type ChannelHandler, ChannelOf } from "./channels/channel-of.js";
+export { ChannelOutcome } from "./channels/channel-outcome.js";
 export { Agent, type AgentOptions } from "./components/agent.js";
 export { Application, type ApplicationOptions } from "./components/application.js";
-export { type AnyClass, type ComponentMeta, componentOf } from "./components/component-registry.js";
 export { ComponentKind } from "./components/component-kind.js";
+export { type AnyClass, type ComponentMeta, componentOf } from "./components/component-registry.js";
 export { Injectable, type InjectableOptions } from "./components/injectable.js";
 export { Tool, type ToolHandler, type ToolOptions } from "./components/tool.js";
 export {
@@ -12,12 +28,6 @@ export {
   WorkflowStart,
   type WorkflowStartOptions,
 } from "./components/workflow.js";
-export { ToolCallApprovalAskDto, ToolCallApprovalDecisionDto } from "./channels/approval-dtos.js";
-export { AutoApproveChannel, AutoRejectChannel } from "./channels/auto-channels.js";
-export type { ApprovalArguments, ChannelAsk, ChannelAskValue, ChannelWithdrawal } from "./channels/channel-ask.js";
-export { Channel, type ChannelOptions, ChannelRole, type ChannelRoleOptions } from "./channels/channel-decorators.js";
-export { ChannelOf, type ChannelHandler } from "./channels/channel-of.js";
-export { ChannelOutcome } from "./channels/channel-outcome.js";
 export { Container } from "./container/container.js";
 export {
   ExecutionContext,
@@ -26,7 +36,6 @@ export {
   type Tenant,
 } from "./container/execution-context.js";
 export { AmbiguousProviderError, MissingProviderError } from "./container/missing-provider-error.js";
-export { CLOCK, LOGGER } from "./container/well-known-tokens.js";
 export {
   InjectionToken,
   type OnInit,
@@ -35,12 +44,21 @@ export {
   type Provider,
   type Token,
 } from "./container/provider.js";
+export { CLOCK, LOGGER } from "./container/well-known-tokens.js";
 export { WorkflowFinishTextDto, WorkflowStartTextDto } from "./dto/builtin-dtos.js";
-export { Dto, type DtoClass, type DtoSchema, type DtoValue, dtoJsonSchema, isDtoClass, parseDto } from "./dto/dto.js";
+export {
+  Dto,
+  type DtoClass,
+  type DtoSchema,
+  type DtoValue,
+  dtoJsonSchema,
+  isDtoClass,
+  parseDto,
+} from "./dto/dto.js";
 export { isSensitive, MASK, maskWith, sensitive } from "./dto/sensitive.js";
 export * from "./errors/agboss-error.js";
 export { AssemblyError, type AssemblyViolation } from "./errors/assembly-error.js";
-export { DtoValidationError, type DtoIssue } from "./errors/dto-validation-error.js";
+export { type DtoIssue, DtoValidationError } from "./errors/dto-validation-error.js";
 export * from "./errors/error-codes.js";
 export {
   AppClosedError,
@@ -75,10 +93,11 @@ export {
   ANSWER_TOOL_NAME,
   callTool,
   replyWith,
-  ScriptedChatModel,
   ScriptExhaustedError,
+  ScriptedChatModel,
   type ScriptedTurn,
 } from "./models/scripted-chat-model.js";
+export type { PauseEntry } from "./pauses/pause-entry.js";
 export {
   NotPausedError,
   PauseAnswererError,
@@ -86,11 +105,14 @@ export {
   UninterpretableReplyError,
   UnknownPauseError,
 } from "./pauses/pause-errors.js";
-export type { PauseEntry } from "./pauses/pause-entry.js";
 export * from "./pauses/pause-status.js";
 export type { PendingPause } from "./pauses/pending-pause.js";
-export type { ComponentRecord, ExecutionRecord, ExecutionStep, StepRecord } from "./records/execution-record.js";
-export { StoreUnavailableError, UnknownWorkflowStartError } from "./runtime/app-errors.js";
+export type {
+  ComponentRecord,
+  ExecutionRecord,
+  ExecutionStep,
+  StepRecord,
+} from "./records/execution-record.js";
 export {
   App,
   type AppInternals,
@@ -103,6 +125,7 @@ export {
   type PauseSummary,
   SWEEP_INTERVAL_MS,
 } from "./runtime/app.js";
+export { StoreUnavailableError, UnknownWorkflowStartError } from "./runtime/app-errors.js";
 export type {
   ExecutionErrorEvent,
   ExecutionEvents,
@@ -111,6 +134,8 @@ export type {
   ExecutionResumeEvent,
   ExecutionStartEvent,
 } from "./runtime/execution-events.js";
+export type { ExecutionOutput } from "./runtime/execution-output.js";
+export { ExecutionStatus } from "./runtime/execution-status.js";
 export type {
   DecisionResumeRequest,
   ReplyResumeRequest,
@@ -118,8 +143,6 @@ export type {
   ResumeOptions,
   ResumeRequest,
 } from "./runtime/resume-request.js";
-export type { ExecutionOutput } from "./runtime/execution-output.js";
-export { ExecutionStatus } from "./runtime/execution-status.js";
 export * from "./store/index.js";
 export * from "./store/memory/index.js";
 export * from "./time/clock.js";

@@ -1,11 +1,21 @@
-import { ChannelOutcome, ExecutionStatus, PauseAnswerer, PauseResolution, PauseStatus, ToolCallApprovalAskDto } from "@agboss/core";
+import {
+  ChannelOutcome,
+  ExecutionStatus,
+  PauseAnswerer,
+  PauseResolution,
+  PauseStatus,
+  ToolCallApprovalAskDto,
+} from "@agboss/core";
 import { expect } from "vitest";
 import { allOf, onEachBackend } from "../../src/backends.js";
 import { Desk, OfficeApplication, TestRefundApprovalChannel } from "../../src/fixtures/approval-app.js";
 import { acme, pauseRefund, pauseTwo } from "../../src/office.js";
 
 onEachBackend(OfficeApplication, (test) => {
-  test("[PA-01] a tool naming a channel asks it before it runs; awaitReply pauses the call", async ({ app, mockLlm }) => {
+  test("[PA-01] a tool naming a channel asks it before it runs; awaitReply pauses the call", async ({
+    app,
+    mockLlm,
+  }) => {
     const { result } = await pauseRefund(app, mockLlm);
     const desk = app.get(Desk);
     expect(desk.asked).toHaveLength(1);
@@ -16,7 +26,10 @@ onEachBackend(OfficeApplication, (test) => {
     expect(result.pending[0]?.channel).toBe("refund-approval-channel");
   });
 
-  test("[PA-04] pending lists one PendingPause per waiting pause, masked, with pauseId only for ThreadOwner pauses", async ({ app, mockLlm }) => {
+  test("[PA-04] pending lists one PendingPause per waiting pause, masked, with pauseId only for ThreadOwner pauses", async ({
+    app,
+    mockLlm,
+  }) => {
     const { result, expensePauseId } = await pauseTwo(app, mockLlm);
     const byChannel = Object.fromEntries(result.pending.map((p) => [p.channel, p]));
     expect(byChannel["refund-approval-channel"]).toEqual({
@@ -26,40 +39,73 @@ onEachBackend(OfficeApplication, (test) => {
       channel: "refund-approval-channel",
       itemIndex: undefined,
       childExecutionId: undefined,
-      ask: { tool: "refund-card-tool", agent: "office-agent", callId: expect.any(String), arguments: { orderId: "ord_9", amountCents: 900, cardNumber: "***" } },
+      ask: {
+        tool: "refund-card-tool",
+        agent: "office-agent",
+        callId: expect.any(String),
+        arguments: { orderId: "ord_9", amountCents: 900, cardNumber: "***" },
+      },
     });
     expect(byChannel["expense-approval-channel"]?.pauseId).toBe(expensePauseId);
     expect(byChannel["expense-approval-channel"]?.answeredBy).toBe(PauseAnswerer.ThreadOwner);
     for (const p of result.pending) expect(ToolCallApprovalAskDto.schema.safeParse(p.ask).success).toBe(true);
     // The channel itself got the real arguments.
-    expect(app.get(Desk).asked.find((a) => a.channel === "refund")?.ask.value.arguments.cardNumber).toBe("4242424242424242");
+    expect(app.get(Desk).asked.find((a) => a.channel === "refund")?.ask.value.arguments.cardNumber).toBe(
+      "4242424242424242",
+    );
   });
 
-  test("[PA-06] status is Paused exactly while pending is non-empty; a finished execution has pending: []", async ({ app, openApp, mockLlm }) => {
+  test("[PA-06] status is Paused exactly while pending is non-empty; a finished execution has pending: []", async ({
+    app,
+    openApp,
+    mockLlm,
+  }) => {
     const { result, refundPauseId, expensePauseId } = await pauseTwo(app, mockLlm);
     expect([result.status, result.pending.length]).toEqual([ExecutionStatus.Paused, 2]);
     const second = await openApp();
-    const partial = await second.resume({ pauseId: refundPauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
+    const partial = await second.resume(
+      { pauseId: refundPauseId, decision: { approved: true } },
+      { tenantId: "acme", answeredBy: "manager-17" },
+    );
     expect([partial.status, partial.pending.length]).toEqual([ExecutionStatus.Paused, 1]);
-    const done = await second.resume({ pauseId: expensePauseId, decision: { approved: true } }, { tenantId: "acme", ownerId: "alice" });
+    const done = await second.resume(
+      { pauseId: expensePauseId, decision: { approved: true } },
+      { tenantId: "acme", ownerId: "alice" },
+    );
     expect([done.status, done.pending]).toEqual([ExecutionStatus.Completed, []]);
   });
 
-  test("[PA-07] onExecutionPause fires each time the execution rests; a re-entered waiting pause fires and sends nothing", async ({ app, openApp, mockLlm }) => {
+  test("[PA-07] onExecutionPause fires each time the execution rests; a re-entered waiting pause fires and sends nothing", async ({
+    app,
+    openApp,
+    mockLlm,
+  }) => {
     const { refundPauseId, expensePauseId } = await pauseTwo(app, mockLlm);
     expect(app.get(Desk).events).toEqual(["pause:2"]);
     const second = await openApp();
-    await second.resume({ pauseId: refundPauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
+    await second.resume(
+      { pauseId: refundPauseId, decision: { approved: true } },
+      { tenantId: "acme", answeredBy: "manager-17" },
+    );
     // The expense task re-ran on this pass (LangGraph re-enters interrupted tasks) and found its pause.
     expect(second.get(Desk).asked).toEqual([]);
-    const restEvents = () => second.get(Desk).events.filter((e) => e.startsWith("pause") || e.startsWith("resume"));
+    const restEvents = () =>
+      second.get(Desk).events.filter((e) => e.startsWith("pause") || e.startsWith("resume"));
     expect(restEvents()).toEqual(["resume:manager-17:hidden", "pause:1"]);
-    await second.resume({ pauseId: expensePauseId, decision: { approved: true } }, { tenantId: "acme", ownerId: "alice" });
+    await second.resume(
+      { pauseId: expensePauseId, decision: { approved: true } },
+      { tenantId: "acme", ownerId: "alice" },
+    );
     // The last answer lets it finish: no further onExecutionPause.
     expect(restEvents()).toEqual(["resume:manager-17:hidden", "pause:1", "resume:alice:shown"]);
   });
 
-  test("[PA-08] ChannelOutcome.decided answers at once: no pause, resolution Decided, status Taken", async ({ app, mockLlm, mockOf, store }) => {
+  test("[PA-08] ChannelOutcome.decided answers at once: no pause, resolution Decided, status Taken", async ({
+    app,
+    mockLlm,
+    mockOf,
+    store,
+  }) => {
     mockOf(TestRefundApprovalChannel).send.mockResolvedValue(ChannelOutcome.decided({ approved: true }));
     const { result } = await pauseRefund(app, mockLlm);
     expect(result.status).toBe(ExecutionStatus.Completed);
@@ -70,7 +116,12 @@ onEachBackend(OfficeApplication, (test) => {
     expect(pause?.resolution).toBe(PauseResolution.Decided);
   });
 
-  test("[PA-09] a paused execute holds nothing: checkpoint written, pause recorded and sent, lease released, promise resolved", async ({ app, mockLlm, store, clock }) => {
+  test("[PA-09] a paused execute holds nothing: checkpoint written, pause recorded and sent, lease released, promise resolved", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
     const { result, pauseId, threadKey } = await pauseRefund(app, mockLlm);
     expect(result.status).toBe(ExecutionStatus.Paused);
     const tuple = await store.checkpointer.getTuple({ configurable: { thread_id: threadKey } });
@@ -79,7 +130,12 @@ onEachBackend(OfficeApplication, (test) => {
     expect(pause).toMatchObject({ status: PauseStatus.Pending, isSent: true });
     const lease = await store.leases.find(threadKey);
     expect(lease === undefined || lease.expiresAt <= clock.now()).toBe(true);
-    const again = await store.leases.acquire({ key: threadKey, holder: "another-instance", now: clock.now(), ttlMs: 30_000 });
+    const again = await store.leases.acquire({
+      key: threadKey,
+      holder: "another-instance",
+      now: clock.now(),
+      ttlMs: 30_000,
+    });
     expect(again).toBeDefined();
     expect(allOf([app], Desk)[0]?.refunds).toEqual([]);
     expect(acme.tenantId).toBe("acme");

@@ -9,36 +9,67 @@ import {
 } from "@agboss/core";
 import { expect, vi } from "vitest";
 import { onEachBackend } from "../../src/backends.js";
-import { Desk, OfficeApplication, RefundApprovalChannel, TestExpenseApprovalChannel, TestRefundApprovalChannel } from "../../src/fixtures/approval-app.js";
+import {
+  Desk,
+  OfficeApplication,
+  RefundApprovalChannel,
+  TestExpenseApprovalChannel,
+  TestRefundApprovalChannel,
+} from "../../src/fixtures/approval-app.js";
 import { pauseExpense, pauseRefund, pauseTwo } from "../../src/office.js";
 
 onEachBackend(OfficeApplication, (test) => {
-  test("[WD-01] withdraw gets the pauseId, the value it was sent and the resolution; ChannelOf's own withdraw is a no-op", async ({ app, mockLlm, mockOf, logger }) => {
+  test("[WD-01] withdraw gets the pauseId, the value it was sent and the resolution; ChannelOf's own withdraw is a no-op", async ({
+    app,
+    mockLlm,
+    mockOf,
+    logger,
+  }) => {
     const withdraw = mockOf(TestRefundApprovalChannel).withdraw;
     const { refundPauseId } = await pauseTwo(app, mockLlm, "t-wd1");
     const sent = app.get(Desk).asked.find((a) => a.pauseId === refundPauseId)?.ask;
     await app.cancel("t-wd1", { tenantId: "acme" });
     expect(withdraw).toHaveBeenCalledTimes(1);
-    expect(withdraw.mock.calls[0]?.[0]).toEqual({ pauseId: refundPauseId, value: sent?.value, resolution: PauseResolution.Cancelled });
+    expect(withdraw.mock.calls[0]?.[0]).toEqual({
+      pauseId: refundPauseId,
+      value: sent?.value,
+      resolution: PauseResolution.Cancelled,
+    });
     // The expense channel does not override withdraw: ChannelOf's no-op ran, nothing was logged.
     expect(Object.hasOwn(TestExpenseApprovalChannel.prototype, "withdraw")).toBe(false);
-    await expect(new (class extends ChannelOf<unknown> {
-      send() {
-        return Promise.resolve(ChannelOutcome.awaitReply());
-      }
-    })().withdraw({ pauseId: "p", value: sent?.value as never, resolution: PauseResolution.Withdrawn })).resolves.toBeUndefined();
+    await expect(
+      new (class extends ChannelOf<unknown> {
+        send() {
+          return Promise.resolve(ChannelOutcome.awaitReply());
+        }
+      })().withdraw({ pauseId: "p", value: sent?.value as never, resolution: PauseResolution.Withdrawn }),
+    ).resolves.toBeUndefined();
     expect(logger.entries.filter((e) => e.event === "channel.withdraw-failed")).toEqual([]);
   });
 
-  test("[WD-02] of two instances cancelling at once, exactly one closes the pause and tells the channel", async ({ app, openApp, mockLlm, mockOf }) => {
+  test("[WD-02] of two instances cancelling at once, exactly one closes the pause and tells the channel", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+  }) => {
     const withdraw = mockOf(TestRefundApprovalChannel).withdraw;
     await pauseRefund(app, mockLlm, "t-wd2");
     const other = await openApp();
-    await Promise.all([app.cancel("t-wd2", { tenantId: "acme" }), other.cancel("t-wd2", { tenantId: "acme" })]);
+    await Promise.all([
+      app.cancel("t-wd2", { tenantId: "acme" }),
+      other.cancel("t-wd2", { tenantId: "acme" }),
+    ]);
     expect(withdraw).toHaveBeenCalledTimes(1);
   });
 
-  test("[WD-03] a pause closed while its send runs is told by its own step once send returned; never when decided at once or when send threw", async ({ app, openApp, mockLlm, mockOf, store }) => {
+  test("[WD-03] a pause closed while its send runs is told by its own step once send returned; never when decided at once or when send threw", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+    store,
+  }) => {
     const channel = mockOf(TestRefundApprovalChannel);
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => {
@@ -74,13 +105,26 @@ onEachBackend(OfficeApplication, (test) => {
     expect(channel.withdraw).toHaveBeenCalledTimes(1);
   });
 
-  test("[WD-04] withdraw runs in the pause's execution frame, under its tool's timeout on the Clock", async ({ app, mockLlm, mockOf, clock, logger }) => {
+  test("[WD-04] withdraw runs in the pause's execution frame, under its tool's timeout on the Clock", async ({
+    app,
+    mockLlm,
+    mockOf,
+    clock,
+    logger,
+  }) => {
     const context = app.get(ExecutionContext);
-    let seen: { tenantId: string; ownerId: string; callId: string | undefined; signal: AbortSignal } | undefined;
+    let seen:
+      | { tenantId: string; ownerId: string; callId: string | undefined; signal: AbortSignal }
+      | undefined;
     mockOf(TestRefundApprovalChannel).withdraw.mockImplementation(
       () =>
         new Promise<void>(() => {
-          seen = { tenantId: context.tenant.tenantId, ownerId: context.ownerId, callId: context.step?.callId, signal: context.signal };
+          seen = {
+            tenantId: context.tenant.tenantId,
+            ownerId: context.ownerId,
+            callId: context.step?.callId,
+            signal: context.signal,
+          };
         }),
     );
     const { result } = await pauseRefund(app, mockLlm, "t-wd4");
@@ -96,19 +140,34 @@ onEachBackend(OfficeApplication, (test) => {
     expect(logger.entries.filter((e) => e.event === "channel.withdraw-failed")).toHaveLength(1);
   });
 
-  test("[WD-05] a withdraw that throws is one warning, channel.withdraw-failed, and nothing else changes", async ({ app, mockLlm, mockOf, logger, store }) => {
+  test("[WD-05] a withdraw that throws is one warning, channel.withdraw-failed, and nothing else changes", async ({
+    app,
+    mockLlm,
+    mockOf,
+    logger,
+    store,
+  }) => {
     mockOf(TestRefundApprovalChannel).withdraw.mockRejectedValue(new Error("message already deleted"));
     const { pauseId, result } = await pauseRefund(app, mockLlm, "t-wd5");
     await app.cancel("t-wd5", { tenantId: "acme" });
     const warnings = logger.entries.filter((e) => e.event === "channel.withdraw-failed");
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ level: LogLevel.Warn, fields: { executionId: result.executionId, tenantId: "acme" } });
+    expect(warnings[0]).toMatchObject({
+      level: LogLevel.Warn,
+      fields: { executionId: result.executionId, tenantId: "acme" },
+    });
     expect(warnings[0]?.message).toContain("message already deleted");
-    expect(await store.pauses.findByTenantIdAndPauseId("acme", pauseId)).toMatchObject({ status: PauseStatus.Cancelled });
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", pauseId)).toMatchObject({
+      status: PauseStatus.Cancelled,
+    });
     expect((await app.record(result.executionId, { tenantId: "acme" }))?.status).toBe("cancelled");
   });
 
-  test("[TK-03] mockOf(Implementation).send scripts a role's implementation; the role resolves to the mock; withdraw records calls", async ({ app, mockLlm, mockOf }) => {
+  test("[TK-03] mockOf(Implementation).send scripts a role's implementation; the role resolves to the mock; withdraw records calls", async ({
+    app,
+    mockLlm,
+    mockOf,
+  }) => {
     const mocked = mockOf(TestRefundApprovalChannel);
     mocked.send.mockResolvedValue(ChannelOutcome.decided({ approved: true }));
     expect(app.get(RefundApprovalChannel).send).toBe(mocked.send);

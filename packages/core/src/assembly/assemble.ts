@@ -1,19 +1,24 @@
+import type { ChannelOptions, ChannelRoleOptions } from "../channels/channel-decorators.js";
 import type { AgentOptions } from "../components/agent.js";
 import type { ApplicationOptions } from "../components/application.js";
-import { type AnyClass, componentOf, componentOfKind, describeClass } from "../components/component-registry.js";
 import { ComponentKind, NAME_SUFFIX } from "../components/component-kind.js";
+import {
+  type AnyClass,
+  componentOf,
+  componentOfKind,
+  describeClass,
+} from "../components/component-registry.js";
 import type { ToolOptions } from "../components/tool.js";
 import type { WorkflowFinishOptions, WorkflowOptions, WorkflowStartOptions } from "../components/workflow.js";
 import type { Container } from "../container/container.js";
 import { isDtoClass } from "../dto/dto.js";
-import { type AssemblyViolation, AssemblyError } from "../errors/assembly-error.js";
+import { AssemblyError, type AssemblyViolation } from "../errors/assembly-error.js";
 import { type ModelProviderOptions, servesModel } from "../models/model-provider.js";
-import type { ChannelOptions, ChannelRoleOptions } from "../channels/channel-decorators.js";
 import { PauseAnswerer } from "../pauses/pause-status.js";
 import type {
   AssembledAgent,
-  AssembledChannel,
   AssembledApplication,
+  AssembledChannel,
   AssembledFlow,
   AssembledStep,
   AssembledTool,
@@ -30,13 +35,20 @@ export interface AssembleOptions {
  * thrown together as one {@link AssemblyError}.
  * @internal
  */
-export function assemble(appClass: AnyClass, container: Container, options: AssembleOptions = {}): AssembledApplication {
+export function assemble(
+  appClass: AnyClass,
+  container: Container,
+  options: AssembleOptions = {},
+): AssembledApplication {
   const violations: AssemblyViolation[] = [];
   const add = (rule: string, message: string) => violations.push({ rule, message });
   const meta = componentOfKind<ApplicationOptions>(appClass, ComponentKind.Application);
   if (meta === undefined) {
     throw new AssemblyError(describeClass(appClass), [
-      { rule: "application.not-an-application", message: `${describeClass(appClass)} has no @Application({ … }) decorator.` },
+      {
+        rule: "application.not-an-application",
+        message: `${describeClass(appClass)} has no @Application({ … }) decorator.`,
+      },
     ]);
   }
   const app = meta.options;
@@ -48,12 +60,18 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
     const suffix = NAME_SUFFIX[m.kind];
     if (suffix !== undefined && !name.endsWith(suffix)) {
       const article = /^[aeiou]/.test(m.kind) ? "an" : "a";
-      add("name.kind-suffix", `${cls.name} is ${article} ${m.kind} named "${name}": ${article} ${m.kind}'s name must end with "${suffix}".`);
+      add(
+        "name.kind-suffix",
+        `${cls.name} is ${article} ${m.kind} named "${name}": ${article} ${m.kind}'s name must end with "${suffix}".`,
+      );
     }
     const key = `${m.kind}:${name}`;
     const other = names.get(key);
     if (other !== undefined && other !== cls) {
-      add("name.duplicate", `${other.name} and ${cls.name} are both ${m.kind}s named "${name}"; give each its own name.`);
+      add(
+        "name.duplicate",
+        `${other.name} and ${cls.name} are both ${m.kind}s named "${name}"; give each its own name.`,
+      );
     }
     names.set(key, cls);
   };
@@ -81,7 +99,10 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
   const assembleTool = (cls: AnyClass, agent: AnyClass): AssembledTool | undefined => {
     const tm = componentOfKind<ToolOptions>(cls, ComponentKind.Tool);
     if (tm === undefined) {
-      add("agent.not-a-tool", `${describeClass(agent)} lists ${describeClass(cls)} in tools, but it has no @Tool({ … }) decorator.`);
+      add(
+        "agent.not-a-tool",
+        `${describeClass(agent)} lists ${describeClass(cls)} in tools, but it has no @Tool({ … }) decorator.`,
+      );
       return undefined;
     }
     checkName(cls);
@@ -94,7 +115,10 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
       add("tool.no-run-method", `${describeClass(cls)} must implement run(input).`);
     }
     checkDeps(cls, [appClass, agent]);
-    const channel = tm.options.channel === undefined ? undefined : assembleChannel(tm.options.channel, cls, tm.options, [appClass, agent, cls]);
+    const channel =
+      tm.options.channel === undefined
+        ? undefined
+        : assembleChannel(tm.options.channel, cls, tm.options, [appClass, agent, cls]);
     return { cls, name: tm.options.name, options: tm.options, channel };
   };
   const assembleChannel = (
@@ -106,7 +130,10 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
     const role = componentOfKind<ChannelRoleOptions>(cls, ComponentKind.ChannelRole);
     const concrete = componentOfKind<ChannelOptions>(cls, ComponentKind.Channel);
     if (role === undefined && concrete === undefined) {
-      add("tool.channel-not-a-channel", `${describeClass(tool)} names channel ${describeClass(cls)}, which has neither @ChannelRole nor @Channel.`);
+      add(
+        "tool.channel-not-a-channel",
+        `${describeClass(tool)} names channel ${describeClass(cls)}, which has neither @ChannelRole nor @Channel.`,
+      );
       return undefined;
     }
     checkName(cls);
@@ -125,17 +152,30 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
         );
       }
       for (const problem of container.check(cls, chain)) add("container.missing-provider", problem.message);
-      return { cls, name: role.options.name, answeredBy: role.options.answeredBy, replyInterpreter: role.options.replyInterpreter };
+      return {
+        cls,
+        name: role.options.name,
+        answeredBy: role.options.answeredBy,
+        replyInterpreter: role.options.replyInterpreter,
+      };
     }
     checkDeps(cls, chain);
-    return { cls, name: (concrete as NonNullable<typeof concrete>).options.name, answeredBy: PauseAnswerer.ThreadOwner, replyInterpreter: undefined };
+    return {
+      cls,
+      name: (concrete as NonNullable<typeof concrete>).options.name,
+      answeredBy: PauseAnswerer.ThreadOwner,
+      replyInterpreter: undefined,
+    };
   };
   const assembleAgent = (cls: AnyClass): AssembledAgent | undefined => {
     const existing = agents.get(cls);
     if (existing !== undefined) return existing;
     const am = componentOfKind<AgentOptions>(cls, ComponentKind.Agent);
     if (am === undefined) {
-      add("flow.not-an-agent", `${describeClass(cls)} is used with toAgent(…) but has no @Agent({ … }) decorator.`);
+      add(
+        "flow.not-an-agent",
+        `${describeClass(cls)} is used with toAgent(…) but has no @Agent({ … }) decorator.`,
+      );
       return undefined;
     }
     checkName(cls);
@@ -147,8 +187,13 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
     if (am.options.output !== undefined && !isDtoClass(am.options.output)) {
       add("dto.not-a-dto", `${describeClass(cls)}'s output must be a DTO class built with Dto({ … }).`);
     }
-    if (!options.modelsScripted && !modelProviders.some((p) => servesModel(p.options.serves, am.options.model))) {
-      const known = modelProviders.map((p) => `${p.options.name} serves ${p.options.serves.join(", ")}`).join("; ");
+    if (
+      !options.modelsScripted &&
+      !modelProviders.some((p) => servesModel(p.options.serves, am.options.model))
+    ) {
+      const known = modelProviders
+        .map((p) => `${p.options.name} serves ${p.options.serves.join(", ")}`)
+        .join("; ");
       add(
         "model.unserved",
         `${describeClass(cls)} uses model "${am.options.model}", which no @ModelProvider serves` +
@@ -164,28 +209,52 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
   for (const wfClass of app.workflows ?? []) {
     const wm = componentOfKind<WorkflowOptions>(wfClass, ComponentKind.Workflow);
     if (wm === undefined) {
-      add("workflow.not-a-workflow", `${describeClass(wfClass)} is listed in workflows but has no @Workflow({ … }) decorator.`);
+      add(
+        "workflow.not-a-workflow",
+        `${describeClass(wfClass)} is listed in workflows but has no @Workflow({ … }) decorator.`,
+      );
       continue;
     }
     checkName(wfClass);
     for (const flow of wm.options.flow) {
       const sm = componentOfKind<WorkflowStartOptions>(flow.start, ComponentKind.WorkflowStart);
       const fm = componentOfKind<WorkflowFinishOptions>(flow.finish, ComponentKind.WorkflowFinish);
-      if (sm === undefined) add("flow.not-a-start", `${describeClass(flow.start)} begins a flow of ${wm.options.name} but has no @WorkflowStart.`);
+      if (sm === undefined)
+        add(
+          "flow.not-a-start",
+          `${describeClass(flow.start)} begins a flow of ${wm.options.name} but has no @WorkflowStart.`,
+        );
       else {
         checkName(flow.start);
-        if (!isDtoClass(sm.options.input)) add("dto.not-a-dto", `${describeClass(flow.start)}'s input must be a DTO class.`);
+        if (!isDtoClass(sm.options.input))
+          add("dto.not-a-dto", `${describeClass(flow.start)}'s input must be a DTO class.`);
         else if (flow.returns !== undefined && flow.returns !== sm.options.input) {
-          add("flow.returns-mismatch", `${wm.options.name}: start(${flow.start.name}).returns(${flow.returns.name}) but the start's input is ${sm.options.input.name}.`);
+          add(
+            "flow.returns-mismatch",
+            `${wm.options.name}: start(${flow.start.name}).returns(${flow.returns.name}) but the start's input is ${sm.options.input.name}.`,
+          );
         }
-        if (flows.has(flow.start)) add("flow.duplicate-start", `${describeClass(flow.start)} begins two flows; give each flow its own start.`);
+        if (flows.has(flow.start))
+          add(
+            "flow.duplicate-start",
+            `${describeClass(flow.start)} begins two flows; give each flow its own start.`,
+          );
       }
-      if (fm === undefined) add("flow.not-a-finish", `${describeClass(flow.finish)} ends a flow of ${wm.options.name} but has no @WorkflowFinish.`);
+      if (fm === undefined)
+        add(
+          "flow.not-a-finish",
+          `${describeClass(flow.finish)} ends a flow of ${wm.options.name} but has no @WorkflowFinish.`,
+        );
       else {
         checkName(flow.finish);
-        if (!isDtoClass(fm.options.output)) add("dto.not-a-dto", `${describeClass(flow.finish)}'s output must be a DTO class.`);
+        if (!isDtoClass(fm.options.output))
+          add("dto.not-a-dto", `${describeClass(flow.finish)}'s output must be a DTO class.`);
       }
-      if (flow.steps.length === 0) add("flow.no-steps", `A flow of ${wm.options.name} goes from start to finish with no step; add toAgent(…).`);
+      if (flow.steps.length === 0)
+        add(
+          "flow.no-steps",
+          `A flow of ${wm.options.name} goes from start to finish with no step; add toAgent(…).`,
+        );
       const steps: AssembledStep[] = [];
       const seen = new Map<string, number>();
       for (const step of flow.steps) {
@@ -193,7 +262,11 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
         if (agent === undefined) continue;
         const count = (seen.get(agent.name) ?? 0) + 1;
         seen.set(agent.name, count);
-        steps.push({ kind: "agent", agent, nodeId: count === 1 ? `agent/${agent.name}` : `agent/${agent.name}#${count}` });
+        steps.push({
+          kind: "agent",
+          agent,
+          nodeId: count === 1 ? `agent/${agent.name}` : `agent/${agent.name}#${count}`,
+        });
       }
       if (sm !== undefined && fm !== undefined) {
         flows.set(flow.start, {
@@ -205,15 +278,19 @@ export function assemble(appClass: AnyClass, container: Container, options: Asse
       }
     }
   }
-  if ((app.workflows ?? []).length === 0) add("application.no-workflows", `${describeClass(appClass)} lists no workflows.`);
+  if ((app.workflows ?? []).length === 0)
+    add("application.no-workflows", `${describeClass(appClass)} lists no workflows.`);
   checkDeps(appClass, []);
   for (const token of container.tokens()) {
     if (typeof token === "function" && !checked.has(token)) {
-      for (const problem of container.check(token, [appClass])) add("container.missing-provider", problem.message);
+      for (const problem of container.check(token, [appClass]))
+        add("container.missing-provider", problem.message);
     }
   }
 
-  const unique = violations.filter((v, i) => violations.findIndex((w) => w.rule === v.rule && w.message === v.message) === i);
+  const unique = violations.filter(
+    (v, i) => violations.findIndex((w) => w.rule === v.rule && w.message === v.message) === i,
+  );
   if (unique.length > 0) throw new AssemblyError(app.name, unique);
   return { cls: appClass, name: app.name, options: app, flows, agents, modelProviders };
 }

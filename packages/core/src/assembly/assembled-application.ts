@@ -33,7 +33,11 @@ export interface AssembledAgent {
 }
 
 /** @internal One step of a flow, with its graph node id. */
-export type AssembledStep = { readonly kind: "agent"; readonly nodeId: string; readonly agent: AssembledAgent };
+export type AssembledStep = {
+  readonly kind: "agent";
+  readonly nodeId: string;
+  readonly agent: AssembledAgent;
+};
 
 /** @internal A flow ready to compile. */
 export interface AssembledFlow {

@@ -31,6 +31,11 @@ export class ChannelOutcome<_TRole = unknown> {
 
   /** True for an outcome built by this class (in any installed copy of core). */
   static is(value: unknown): value is ChannelOutcome {
-    return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind !== undefined && value instanceof ChannelOutcome;
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as { kind?: unknown }).kind !== undefined &&
+      value instanceof ChannelOutcome
+    );
   }
 }

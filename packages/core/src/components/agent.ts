@@ -1,6 +1,6 @@
 import type { DtoClass } from "../dto/dto.js";
-import { type AnyClass, componentDecorator } from "./component-registry.js";
 import { ComponentKind } from "./component-kind.js";
+import { type AnyClass, componentDecorator } from "./component-registry.js";
 
 /** What `@Agent` declares. */
 export interface AgentOptions {

@@ -1,8 +1,8 @@
 import type { Provider } from "../container/provider.js";
 import type { StoreFactory } from "../store/store.js";
 import type { Duration } from "../time/duration.js";
-import { type AnyClass, componentDecorator } from "./component-registry.js";
 import { ComponentKind } from "./component-kind.js";
+import { type AnyClass, componentDecorator } from "./component-registry.js";
 
 /** What `@Application` declares. */
 export interface ApplicationOptions {

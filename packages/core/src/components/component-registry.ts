@@ -20,16 +20,26 @@ globals[REGISTRY] = registry;
 
 /** Records a component; a class decorated twice keeps the last declaration. */
 export function registerComponent(target: AnyClass, kind: ComponentKind, options: object): void {
-  registry.set(target, Object.freeze({ kind, target, options: Object.freeze({ ...options }) }) as ComponentMeta);
+  registry.set(
+    target,
+    Object.freeze({ kind, target, options: Object.freeze({ ...options }) }) as ComponentMeta,
+  );
 }
 
 /** The class's own declaration (not its parent's), or undefined. */
-export function componentOf<TOptions = Record<string, unknown>>(target: unknown): ComponentMeta<TOptions> | undefined {
-  return typeof target === "function" ? (registry.get(target as AnyClass) as ComponentMeta<TOptions> | undefined) : undefined;
+export function componentOf<TOptions = Record<string, unknown>>(
+  target: unknown,
+): ComponentMeta<TOptions> | undefined {
+  return typeof target === "function"
+    ? (registry.get(target as AnyClass) as ComponentMeta<TOptions> | undefined)
+    : undefined;
 }
 
 /** The class's own declaration when it is of `kind`. */
-export function componentOfKind<TOptions>(target: unknown, kind: ComponentKind): ComponentMeta<TOptions> | undefined {
+export function componentOfKind<TOptions>(
+  target: unknown,
+  kind: ComponentKind,
+): ComponentMeta<TOptions> | undefined {
   const meta = componentOf<TOptions>(target);
   return meta?.kind === kind ? meta : undefined;
 }

@@ -1,5 +1,5 @@
-import { componentDecorator } from "./component-registry.js";
 import { ComponentKind } from "./component-kind.js";
+import { componentDecorator } from "./component-registry.js";
 
 /** What `@Injectable` declares. */
 export interface InjectableOptions {

@@ -1,7 +1,7 @@
 import type { DtoClass } from "../dto/dto.js";
 import type { Duration } from "../time/duration.js";
-import { type AnyClass, componentDecorator } from "./component-registry.js";
 import { ComponentKind } from "./component-kind.js";
+import { type AnyClass, componentDecorator } from "./component-registry.js";
 
 /** What `@Tool` declares. */
 export interface ToolOptions {

@@ -1,7 +1,7 @@
 import type { DtoClass } from "../dto/dto.js";
 import type { FlowDefinition } from "../flow/flow-definition.js";
-import { componentDecorator } from "./component-registry.js";
 import { ComponentKind } from "./component-kind.js";
+import { componentDecorator } from "./component-registry.js";
 
 /** What `@Workflow` declares. */
 export interface WorkflowOptions {

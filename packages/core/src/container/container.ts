@@ -6,7 +6,11 @@ import { InjectionToken, type Provider, type Token, tokenName } from "./provider
 type Recipe =
   | { readonly kind: "value"; readonly value: unknown }
   | { readonly kind: "class"; readonly target: AnyClass }
-  | { readonly kind: "factory"; readonly factory: (...deps: never[]) => unknown; readonly deps: readonly Token[] };
+  | {
+      readonly kind: "factory";
+      readonly factory: (...deps: never[]) => unknown;
+      readonly deps: readonly Token[];
+    };
 
 /** The deps a class declared on its decorator. */
 export function declaredDeps(target: AnyClass): readonly Token[] {
@@ -39,7 +43,11 @@ export class Container {
     } else if ("useClass" in provider) {
       this.#recipes.set(provider.provide, { kind: "class", target: provider.useClass });
     } else {
-      this.#recipes.set(provider.provide, { kind: "factory", factory: provider.useFactory, deps: provider.deps ?? [] });
+      this.#recipes.set(provider.provide, {
+        kind: "factory",
+        factory: provider.useFactory,
+        deps: provider.deps ?? [],
+      });
     }
   }
 
@@ -62,7 +70,13 @@ export class Container {
   /** The problems resolving `token` would hit, without creating anything: empty when it resolves. */
   check(token: Token, chain: readonly unknown[] = []): MissingProviderError[] {
     const problems: MissingProviderError[] = [];
-    const visit = (t: Token, path: readonly unknown[], owner?: AnyClass, deps?: readonly Token[], index?: number) => {
+    const visit = (
+      t: Token,
+      path: readonly unknown[],
+      owner?: AnyClass,
+      deps?: readonly Token[],
+      index?: number,
+    ) => {
       let served: Token | undefined;
       try {
         served = this.#serving(t);
@@ -76,8 +90,11 @@ export class Container {
       if (path.includes(served)) return;
       const recipe = this.#recipes.get(served);
       const target = recipe?.kind === "class" ? recipe.target : undefined;
-      const nextDeps = target !== undefined ? declaredDeps(target) : recipe?.kind === "factory" ? recipe.deps : [];
-      nextDeps.forEach((d, i) => visit(d, [...path, served], target, nextDeps, i));
+      const nextDeps =
+        target !== undefined ? declaredDeps(target) : recipe?.kind === "factory" ? recipe.deps : [];
+      nextDeps.forEach((d, i) => {
+        visit(d, [...path, served], target, nextDeps, i);
+      });
     };
     visit(token, chain);
     return problems;
@@ -89,7 +106,13 @@ export class Container {
     if (served === undefined) {
       const owner = chain.at(-1);
       const deps = typeof owner === "function" ? declaredDeps(owner as AnyClass) : undefined;
-      throw new MissingProviderError({ token, owner, deps, index: deps?.indexOf(token), chain: [...chain, token] });
+      throw new MissingProviderError({
+        token,
+        owner,
+        deps,
+        index: deps?.indexOf(token),
+        chain: [...chain, token],
+      });
     }
     if (this.#instances.has(served)) return this.#instances.get(served) as T;
     if (chain.includes(served)) {
@@ -99,7 +122,8 @@ export class Container {
     const path = [...chain, served];
     let instance: unknown;
     if (recipe.kind === "value") instance = recipe.value;
-    else if (recipe.kind === "factory") instance = recipe.factory(...(recipe.deps.map((d) => this.get(d, path)) as never[]));
+    else if (recipe.kind === "factory")
+      instance = recipe.factory(...(recipe.deps.map((d) => this.get(d, path)) as never[]));
     else {
       const deps = declaredDeps(recipe.target);
       const args = deps.map((d) => this.get(d, path));

@@ -7,14 +7,21 @@ export class MissingProviderError extends AgbossError {
   static override readonly kind: string = "MissingProviderError";
   readonly token: string;
 
-  constructor(args: { token: unknown; owner?: unknown; deps?: readonly unknown[]; index?: number; chain: readonly unknown[] }) {
+  constructor(args: {
+    token: unknown;
+    owner?: unknown;
+    deps?: readonly unknown[];
+    index?: number;
+    chain: readonly unknown[];
+  }) {
     const name = tokenName(args.token);
     const path = args.chain.map(tokenName).join(" → ");
     const signature =
       args.owner === undefined || args.deps === undefined
         ? ""
         : `\n  ${tokenName(args.owner)}(${args.deps.map((d, i) => (i === args.index ? "?" : tokenName(d))).join(", ")})`;
-    const where = args.owner === undefined ? "" : ` needed by ${tokenName(args.owner)} (argument ${String(args.index)})`;
+    const where =
+      args.owner === undefined ? "" : ` needed by ${tokenName(args.owner)} (argument ${String(args.index)})`;
     super(
       ErrorCode.MissingProvider,
       `No provider for ${name}${where}.${signature}\n  chain: ${path}\n` +

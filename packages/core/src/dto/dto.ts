@@ -30,7 +30,9 @@ export type DtoValue<TDto> = TDto extends DtoClass<infer T> ? T : never;
  *   cardNumber: sensitive(z.string()),
  * }) {}
  */
-export function Dto<TShape extends z.ZodRawShape>(shape: TShape | z.ZodObject<TShape>): DtoClass<z.output<z.ZodObject<TShape>>> {
+export function Dto<TShape extends z.ZodRawShape>(
+  shape: TShape | z.ZodObject<TShape>,
+): DtoClass<z.output<z.ZodObject<TShape>>> {
   const schema = shape instanceof z.ZodObject ? shape : z.object(shape);
   abstract class DtoBase {
     static readonly schema = schema;

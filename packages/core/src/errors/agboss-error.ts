@@ -41,6 +41,8 @@ export class AgbossError extends Error {
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== "object" || value === null) return false;
     const kinds = (value as Branded)[KINDS];
+    // `this` is the class on the right of `instanceof`: each subclass checks its own kind.
+    // biome-ignore lint/complexity/noThisInStatic: the receiver must be the subclass, not AgbossError
     return Array.isArray(kinds) && kinds.includes(this.kind);
   }
 }

@@ -5,7 +5,10 @@ import { ErrorCode } from "./error-codes.js";
 export class ToolTimeoutError extends AgbossError {
   static override readonly kind: string = "ToolTimeoutError";
   constructor(tool: string, timeoutMs: number) {
-    super(ErrorCode.ToolTimeout, `Tool "${tool}" did not finish within ${timeoutMs} ms; its signal was aborted.`);
+    super(
+      ErrorCode.ToolTimeout,
+      `Tool "${tool}" did not finish within ${timeoutMs} ms; its signal was aborted.`,
+    );
   }
 }
 

@@ -19,8 +19,16 @@ export class AgentFailedError extends StepFailedError {
   /** The agent's name. */
   readonly agent: string;
 
-  constructor(agent: string, nodeId: string, reason: string, options: { cause?: unknown; code?: string } = {}) {
-    super(nodeId, `Agent "${agent}" failed: ${reason}`, { cause: options.cause, code: options.code ?? ErrorCode.AgentFailed });
+  constructor(
+    agent: string,
+    nodeId: string,
+    reason: string,
+    options: { cause?: unknown; code?: string } = {},
+  ) {
+    super(nodeId, `Agent "${agent}" failed: ${reason}`, {
+      cause: options.cause,
+      code: options.code ?? ErrorCode.AgentFailed,
+    });
     this.agent = agent;
   }
 }

@@ -1,5 +1,11 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import {
+  AIMessage,
+  type BaseMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+} from "@langchain/core/messages";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "./chat-model.js";
 
 function toLangChain(message: ChatMessage): BaseMessage {
@@ -19,7 +25,11 @@ function toLangChain(message: ChatMessage): BaseMessage {
         })),
       });
     case "tool":
-      return new ToolMessage({ content: message.content, tool_call_id: message.toolCallId, name: message.name });
+      return new ToolMessage({
+        content: message.content,
+        tool_call_id: message.toolCallId,
+        name: message.name,
+      });
   }
 }
 
@@ -47,7 +57,9 @@ export function fromLangChain(model: BaseChatModel): ChatModel {
         tools.length > 0 && model.bindTools
           ? model.bindTools(tools, request.toolChoice === "required" ? { tool_choice: "required" } : {})
           : model;
-      const reply = (await bound.invoke(request.messages.map(toLangChain), { signal: request.signal })) as AIMessage;
+      const reply = (await bound.invoke(request.messages.map(toLangChain), {
+        signal: request.signal,
+      })) as AIMessage;
       const usage = reply.usage_metadata;
       return {
         content: textOf(reply.content),

@@ -1,5 +1,5 @@
-import { componentDecorator } from "../components/component-registry.js";
 import { ComponentKind } from "../components/component-kind.js";
+import { componentDecorator } from "../components/component-registry.js";
 import type { ChatModel } from "./chat-model.js";
 
 /** What `@ModelProvider` declares. */

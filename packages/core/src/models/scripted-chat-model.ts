@@ -1,6 +1,6 @@
-import type { DtoClass } from "../dto/dto.js";
 import type { AnyClass } from "../components/component-registry.js";
 import { componentOf } from "../components/component-registry.js";
+import type { DtoClass } from "../dto/dto.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "./chat-model.js";
 
 /** The name of the tool through which a model gives a structured answer. */
@@ -16,7 +16,11 @@ const nextCallId = () => `call_${(++callCounter).toString(36)}`;
  * A turn in which the model calls a tool with `args` (not validated here: a test may script a wrong
  * input to see the model read the error).
  */
-export function callTool<TInput>(tool: AnyClass, args: TInput, ...more: Array<[AnyClass, unknown]>): ChatResponse {
+export function callTool<TInput>(
+  tool: AnyClass,
+  args: TInput,
+  ...more: Array<[AnyClass, unknown]>
+): ChatResponse {
   const calls = [[tool, args] as [AnyClass, unknown], ...more].map(([t, a]) => {
     const name = (componentOf<{ name?: string }>(t)?.options.name ?? t.name) as string;
     return { id: nextCallId(), name, arguments: a };
@@ -69,6 +73,9 @@ export class ScriptedChatModel implements ChatModel {
     this.#used += 1;
     const response = typeof turn === "function" ? await turn(request) : turn;
     // Fresh call ids per turn, so a looping script never repeats one.
-    return { ...response, toolCalls: response.toolCalls.map((c) => ({ ...c, id: this.#loop ? nextCallId() : c.id })) };
+    return {
+      ...response,
+      toolCalls: response.toolCalls.map((c) => ({ ...c, id: this.#loop ? nextCallId() : c.id })),
+    };
   }
 }

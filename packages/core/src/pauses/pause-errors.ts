@@ -7,7 +7,10 @@ export class UnknownPauseError extends AgbossError {
   static override readonly kind: string = "UnknownPauseError";
   readonly pauseId: string;
   constructor(pauseId: string) {
-    super(ErrorCode.PauseUnknown, `No pause "${pauseId}" is known. Answer 404: it does not exist, or it was removed after its retention.`);
+    super(
+      ErrorCode.PauseUnknown,
+      `No pause "${pauseId}" is known. Answer 404: it does not exist, or it was removed after its retention.`,
+    );
     this.pauseId = pauseId;
   }
 }
@@ -26,7 +29,13 @@ export class NotPausedError extends AgbossError {
   /** ISO 8601, when it was resolved. */
   readonly resolvedAt: string | undefined;
 
-  constructor(args: { pauseId: string; status: PauseStatus; resolution?: PauseResolution | undefined; responder?: string | undefined; resolvedAt?: number | undefined }) {
+  constructor(args: {
+    pauseId: string;
+    status: PauseStatus;
+    resolution?: PauseResolution | undefined;
+    responder?: string | undefined;
+    resolvedAt?: number | undefined;
+  }) {
     const at = args.resolvedAt === undefined ? undefined : new Date(args.resolvedAt).toISOString();
     const how = args.resolution === undefined ? args.status : args.resolution;
     const by = args.responder === undefined ? "" : ` by ${args.responder}`;
@@ -68,7 +77,11 @@ export class UninterpretableReplyError extends AgbossError {
   /** Why: the interpreter's own reason, or the error's message. */
   readonly reason: string;
   constructor(pauseId: string, reason: string, options: { cause?: unknown } = {}) {
-    super(ErrorCode.PauseUninterpretableReply, `The reply to pause "${pauseId}" could not be read: ${reason} The pause keeps waiting.`, options);
+    super(
+      ErrorCode.PauseUninterpretableReply,
+      `The reply to pause "${pauseId}" could not be read: ${reason} The pause keeps waiting.`,
+      options,
+    );
     this.reason = reason;
   }
 }

@@ -71,10 +71,16 @@ export interface ExecutionRecord {
   readonly input: unknown;
   /** The finish's output, sensitive fields masked. */
   readonly output: unknown;
-  readonly error: { readonly code: string | undefined; readonly name: string; readonly message: string } | undefined;
+  readonly error:
+    | { readonly code: string | undefined; readonly name: string; readonly message: string }
+    | undefined;
   readonly steps: readonly ExecutionStep[];
   /** Sums over every model call of the execution. */
-  readonly usage: { readonly modelCalls: number; readonly inputTokens: number; readonly outputTokens: number };
+  readonly usage: {
+    readonly modelCalls: number;
+    readonly inputTokens: number;
+    readonly outputTokens: number;
+  };
   /** The audit trail: every resolved pause of the tree, in the order asked. */
   readonly pauses: readonly PauseEntry[];
 }

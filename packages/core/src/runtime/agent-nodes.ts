@@ -1,21 +1,21 @@
 import { Send } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
 import { ExecutionContext } from "../container/execution-context.js";
+import { WorkflowFinishTextDto } from "../dto/builtin-dtos.js";
 import { dtoJsonSchema } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
-import { WorkflowFinishTextDto } from "../dto/builtin-dtos.js";
 import { AgbossError } from "../errors/agboss-error.js";
 import { ErrorCode } from "../errors/error-codes.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatMessage, ChatToolCall, ChatToolSpec } from "../models/chat-model.js";
 import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import type { ExecutionStep } from "../records/execution-record.js";
-import { stepRecord } from "./step-record.js";
-import type { FlowStateUpdate, FlowStateValue, LoopState } from "./flow-state.js";
-import { type Approval, awaitApproval } from "./approval.js";
-import { runTool } from "./run-tool.js";
 import { fenceOf } from "../store/fence.js";
+import { type Approval, awaitApproval } from "./approval.js";
+import type { FlowStateUpdate, FlowStateValue, LoopState } from "./flow-state.js";
+import { runTool } from "./run-tool.js";
 import type { RuntimeServices } from "./runtime-services.js";
+import { stepRecord } from "./step-record.js";
 
 const DEFAULT_MAX_ITERATIONS = 10;
 const DEFAULT_MAX_VALIDATION_ATTEMPTS = 2;
@@ -36,7 +36,9 @@ function renderInput(value: unknown): string {
 }
 
 function issuesText(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  return issues.map((i) => `${i.path.length === 0 ? "(value)" : i.path.map(String).join(".")}: ${i.message}`).join("; ");
+  return issues
+    .map((i) => `${i.path.length === 0 ? "(value)" : i.path.map(String).join(".")}: ${i.message}`)
+    .join("; ");
 }
 
 function currentFrame() {
@@ -67,7 +69,12 @@ export function toolSpecs(agent: AssembledAgent): ChatToolSpec[] {
  * where the loop goes (the tools, another try at a valid answer, or the next step).
  * @internal
  */
-export function agentModelNode(services: RuntimeServices, agent: AssembledAgent, nodeId: string, inputOf: (s: FlowStateValue) => unknown) {
+export function agentModelNode(
+  services: RuntimeServices,
+  agent: AssembledAgent,
+  nodeId: string,
+  inputOf: (s: FlowStateValue) => unknown,
+) {
   const maxIterations = agent.options.maxToolLoopIterations ?? DEFAULT_MAX_ITERATIONS;
   const maxValidation = agent.options.maxValidationAttempts ?? DEFAULT_MAX_VALIDATION_ATTEMPTS;
   const specs = toolSpecs(agent);
@@ -83,12 +90,23 @@ export function agentModelNode(services: RuntimeServices, agent: AssembledAgent,
     } else {
       if (conversation.length === 0) added.push({ role: "system", content: agent.options.prompt });
       added.push({ role: "user", content: renderInput(inputOf(state)) });
-      loop = { visit: (previous?.visit ?? 0) + 1, iteration: 1, validationAttempts: 0, active: true, route: "done" };
+      loop = {
+        visit: (previous?.visit ?? 0) + 1,
+        iteration: 1,
+        validationAttempts: 0,
+        active: true,
+        route: "done",
+      };
     }
     if (loop.iteration > maxIterations) {
-      throw new AgentFailedError(agent.name, nodeId, `its tool loop reached ${maxIterations} model turns without an answer.`, {
-        code: ErrorCode.AgentLoopLimit,
-      });
+      throw new AgentFailedError(
+        agent.name,
+        nodeId,
+        `its tool loop reached ${maxIterations} model turns without an answer.`,
+        {
+          code: ErrorCode.AgentLoopLimit,
+        },
+      );
     }
     const caller = `agent:${agent.name}`;
     let response: Awaited<ReturnType<Awaited<ReturnType<typeof services.models.resolve>>["invoke"]>>;
@@ -122,7 +140,12 @@ export function agentModelNode(services: RuntimeServices, agent: AssembledAgent,
     if (workCalls.length > 0) {
       // Answer calls made alongside work are refused; the model answers again once the tools returned.
       for (const call of response.toolCalls.filter((c) => c.name === ANSWER_TOOL_NAME)) {
-        added.push({ role: "tool", toolCallId: call.id, name: call.name, content: "Tool error: answer alone, after your other tool calls returned." });
+        added.push({
+          role: "tool",
+          toolCallId: call.id,
+          name: call.name,
+          content: "Tool error: answer alone, after your other tool calls returned.",
+        });
       }
       loop = { ...loop, route: "tools" };
     } else {
@@ -131,9 +154,18 @@ export function agentModelNode(services: RuntimeServices, agent: AssembledAgent,
         const output = agent.options.output as NonNullable<typeof agent.options.output>;
         const parsed = answerCall === undefined ? undefined : output.schema.safeParse(answerCall.arguments);
         if (parsed?.success === true) outputs[nodeId] = parsed.data;
-        else failure = parsed === undefined ? `answer by calling ${ANSWER_TOOL_NAME}.` : `invalid answer: ${issuesText(parsed.error.issues)}`;
+        else
+          failure =
+            parsed === undefined
+              ? `answer by calling ${ANSWER_TOOL_NAME}.`
+              : `invalid answer: ${issuesText(parsed.error.issues)}`;
         if (failure !== undefined && answerCall !== undefined) {
-          added.push({ role: "tool", toolCallId: answerCall.id, name: ANSWER_TOOL_NAME, content: `Tool error: ${failure}` });
+          added.push({
+            role: "tool",
+            toolCallId: answerCall.id,
+            name: ANSWER_TOOL_NAME,
+            content: `Tool error: ${failure}`,
+          });
         } else if (failure !== undefined) {
           added.push({ role: "user", content: `Your reply was not accepted: ${failure}` });
         }
@@ -144,7 +176,11 @@ export function agentModelNode(services: RuntimeServices, agent: AssembledAgent,
       else {
         loop = { ...loop, validationAttempts: loop.validationAttempts + 1, route: "retry" };
         if (loop.validationAttempts > maxValidation) {
-          throw new AgentFailedError(agent.name, nodeId, `its model gave ${loop.validationAttempts} invalid answers; the last: ${failure}`);
+          throw new AgentFailedError(
+            agent.name,
+            nodeId,
+            `its model gave ${loop.validationAttempts} invalid answers; the last: ${failure}`,
+          );
         }
       }
     }
@@ -162,9 +198,16 @@ export function agentRouter(nodeId: string, next: string, executionIdOf: (s: Flo
     if (loop?.route === "tools") {
       const conversation = state.conversations[nodeId] ?? [];
       const last = [...conversation].reverse().find((m) => m.role === "assistant");
-      const calls = last?.role === "assistant" ? (last.toolCalls ?? []).filter((c) => c.name !== ANSWER_TOOL_NAME) : [];
+      const calls =
+        last?.role === "assistant" ? (last.toolCalls ?? []).filter((c) => c.name !== ANSWER_TOOL_NAME) : [];
       return calls.map(
-        (call) => new Send(`${nodeId}/tools`, { nodeId, call, loop, executionId: executionIdOf(state) } satisfies ToolTask),
+        (call) =>
+          new Send(`${nodeId}/tools`, {
+            nodeId,
+            call,
+            loop,
+            executionId: executionIdOf(state),
+          } satisfies ToolTask),
       );
     }
     if (loop?.route === "retry") return nodeId;
@@ -178,10 +221,12 @@ export function agentRouter(nodeId: string, next: string, executionIdOf: (s: Flo
  * @internal
  */
 export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) {
-  return async (task: ToolTask, config?: { configurable?: Record<string, unknown> }): Promise<FlowStateUpdate> => {
+  return async (
+    task: ToolTask,
+    config?: { configurable?: Record<string, unknown> },
+  ): Promise<FlowStateUpdate> => {
     const { nodeId, call, loop } = task;
     const tool: AssembledTool | undefined = agent.tools.get(call.name);
-    let content: string;
     let error: string | undefined;
     let output: unknown;
     let shownArgs: unknown = call.arguments;
@@ -193,11 +238,25 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
       if (!parsed.success) {
         error = `invalid input for ${tool.name}: ${issuesText(parsed.error.issues)}`;
       } else {
-        const step = { nodeId, agent: agent.name, callId: call.id, idempotencyKey: `${task.executionId}:${nodeId}:${loop.visit}:${call.id}` };
+        const step = {
+          nodeId,
+          agent: agent.name,
+          callId: call.id,
+          idempotencyKey: `${task.executionId}:${nodeId}:${loop.visit}:${call.id}`,
+        };
         const approval: Approval =
           tool.channel === undefined
             ? { kind: "approved", input: parsed.data }
-            : await awaitApproval(services, { agent, tool, call, input: parsed.data, nodeId, loop, step, fence: fenceOf(config) });
+            : await awaitApproval(services, {
+                agent,
+                tool,
+                call,
+                input: parsed.data,
+                nodeId,
+                loop,
+                step,
+                fence: fenceOf(config),
+              });
         if (approval.kind === "rejected") error = approval.message;
         else if (approval.kind === "withdrawn") error = "the call was withdrawn before anyone answered it.";
         else {
@@ -213,13 +272,14 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
         }
       }
     }
-    content = error === undefined ? JSON.stringify(output) : `Tool error: ${error}`;
+    const content = error === undefined ? JSON.stringify(output) : `Tool error: ${error}`;
     const toolStep: ExecutionStep = {
       type: "tool",
       step: stepRecord(agent, nodeId, loop, call),
       tool: call.name,
       arguments: shownArgs,
-      output: tool === undefined || output === undefined ? undefined : maskWith(tool.options.output.schema, output),
+      output:
+        tool === undefined || output === undefined ? undefined : maskWith(tool.options.output.schema, output),
       error,
       at: new Date(services.clock.now()).toISOString(),
     };

@@ -1,32 +1,40 @@
 import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
-import type { AssembledApplication, AssembledFlow } from "../assembly/assembled-application.js";
 import { assemble } from "../assembly/assemble.js";
+import type { AssembledApplication, AssembledFlow } from "../assembly/assembled-application.js";
 import type { ApplicationOptions } from "../components/application.js";
 import { type AnyClass, componentOf, describeClass } from "../components/component-registry.js";
 import { Container } from "../container/container.js";
-import { CLOCK, LOGGER } from "../container/well-known-tokens.js";
 import { ExecutionContext, type ExecutionFrame, type Tenant } from "../container/execution-context.js";
+import { CLOCK, LOGGER } from "../container/well-known-tokens.js";
 import { parseDto } from "../dto/dto.js";
-import { DtoValidationError } from "../errors/dto-validation-error.js";
-import { NotPausedError, PauseAnswererError, ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause-errors.js";
-import type { PauseEntry } from "../pauses/pause-entry.js";
-import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
-import type { PauseQuery, PauseRecord } from "../store/pause-record.js";
 import { maskWith } from "../dto/sensitive.js";
-import { AppClosedError, ExecutionCancelledError, ThreadBusyError, ThreadOwnerError } from "../errors/runtime-errors.js";
-import { ConsoleLogger, LogLevel, type Logger } from "../logging/logger.js";
+import { hasCause } from "../errors/agboss-error.js";
+import { DtoValidationError } from "../errors/dto-validation-error.js";
+import {
+  AppClosedError,
+  ExecutionCancelledError,
+  ThreadBusyError,
+  ThreadOwnerError,
+} from "../errors/runtime-errors.js";
+import { ConsoleLogger, type Logger, LogLevel } from "../logging/logger.js";
+import type { PauseEntry } from "../pauses/pause-entry.js";
+import {
+  NotPausedError,
+  PauseAnswererError,
+  ReplyInterpreterMissingError,
+  UnknownPauseError,
+} from "../pauses/pause-errors.js";
+import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
-import { hasCause } from "../errors/agboss-error.js";
 import type { Lease } from "../store/lease-repository.js";
+import type { PauseQuery, PauseRecord } from "../store/pause-record.js";
 import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
 import { UnknownWorkflowStartError } from "./app-errors.js";
 import { validateDecision } from "./approval.js";
-import { closePending, maskedAsk, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
-import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
 import { type CompiledFlow, compileFlow } from "./compile-flow.js";
 import { defaultStoreFactory } from "./default-store.js";
 import type { ExecutionEvents } from "./execution-events.js";
@@ -34,6 +42,8 @@ import type { ExecutionOutput } from "./execution-output.js";
 import { ExecutionStatus } from "./execution-status.js";
 import type { FlowStateValue } from "./flow-state.js";
 import { ModelRegistry } from "./model-registry.js";
+import { closePending, maskedAsk, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
+import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** How long an execution tree's lease lasts unless renewed. */
@@ -127,12 +137,15 @@ export interface PauseSummary {
 function checkResumeRequest(request: unknown): { pauseId: string; decision?: unknown; reply?: string } {
   const issues: { path: string; message: string }[] = [];
   const r = (typeof request === "object" && request !== null ? request : {}) as Record<string, unknown>;
-  if (typeof r.pauseId !== "string" || r.pauseId === "") issues.push({ path: "pauseId", message: "a non-empty pauseId is required" });
+  if (typeof r.pauseId !== "string" || r.pauseId === "")
+    issues.push({ path: "pauseId", message: "a non-empty pauseId is required" });
   const hasDecision = r.decision !== undefined;
   const hasReply = r.reply !== undefined;
-  if (hasDecision && hasReply) issues.push({ path: "", message: "give exactly one of decision or reply, not both" });
+  if (hasDecision && hasReply)
+    issues.push({ path: "", message: "give exactly one of decision or reply, not both" });
   if (!hasDecision && !hasReply) issues.push({ path: "", message: "give a decision or a reply" });
-  if (hasReply && (typeof r.reply !== "string" || r.reply.trim() === "")) issues.push({ path: "reply", message: "a reply must be a non-empty text" });
+  if (hasReply && (typeof r.reply !== "string" || r.reply.trim() === ""))
+    issues.push({ path: "reply", message: "a reply must be a non-empty text" });
   if (issues.length > 0) throw new DtoValidationError("ResumeRequest", issues);
   return r as { pauseId: string; decision?: unknown; reply?: string };
 }
@@ -140,13 +153,23 @@ function checkResumeRequest(request: unknown): { pauseId: string; decision?: unk
 function checkCredential(pause: PauseRecord, options: { ownerId?: string; answeredBy?: string }): string {
   if (pause.answeredBy === PauseAnswerer.ThreadOwner) {
     if (options.answeredBy !== undefined || options.ownerId === undefined) {
-      throw new PauseAnswererError(pause.pauseId, "it is answered by the thread's owner: pass { ownerId }, not answeredBy.");
+      throw new PauseAnswererError(
+        pause.pauseId,
+        "it is answered by the thread's owner: pass { ownerId }, not answeredBy.",
+      );
     }
     if (options.ownerId !== pause.ownerId) throw new ThreadOwnerError(pause.threadId);
     return options.ownerId;
   }
-  if (options.ownerId !== undefined || typeof options.answeredBy !== "string" || options.answeredBy.trim() === "") {
-    throw new PauseAnswererError(pause.pauseId, "it is answered through its channel: pass a non-empty { answeredBy }, not ownerId.");
+  if (
+    options.ownerId !== undefined ||
+    typeof options.answeredBy !== "string" ||
+    options.answeredBy.trim() === ""
+  ) {
+    throw new PauseAnswererError(
+      pause.pauseId,
+      "it is answered through its channel: pass a non-empty { answeredBy }, not ownerId.",
+    );
   }
   return options.answeredBy;
 }
@@ -225,16 +248,31 @@ export class App {
     if (thread !== undefined) {
       if (thread.ownerId !== options.ownerId) throw new ThreadOwnerError(threadId);
       if (thread.workflowName !== flow.workflow.name) {
-        throw new ThreadBusyError(threadId, `it belongs to workflow "${thread.workflowName}"; start ${flow.workflow.name} on another thread.`);
+        throw new ThreadBusyError(
+          threadId,
+          `it belongs to workflow "${thread.workflowName}"; start ${flow.workflow.name} on another thread.`,
+        );
       }
-      const latest = await store.executions.findByTenantIdAndExecutionId(tenant.tenantId, thread.latestExecutionId);
+      const latest = await store.executions.findByTenantIdAndExecutionId(
+        tenant.tenantId,
+        thread.latestExecutionId,
+      );
       if (latest?.status === ExecutionStatus.Paused) {
-        throw new ThreadBusyError(threadId, `execution ${latest.executionId} is paused; answer its pauses with app.resume or app.cancel the thread.`);
+        throw new ThreadBusyError(
+          threadId,
+          `execution ${latest.executionId} is paused; answer its pauses with app.resume or app.cancel the thread.`,
+        );
       }
     }
     const leaseKey = `${tenant.tenantId}/${threadId}`;
-    const lease = await store.leases.acquire({ key: leaseKey, holder: this.#holder, now: clock.now(), ttlMs: LEASE_TTL_MS });
-    if (lease === undefined) throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
+    const lease = await store.leases.acquire({
+      key: leaseKey,
+      holder: this.#holder,
+      now: clock.now(),
+      ttlMs: LEASE_TTL_MS,
+    });
+    if (lease === undefined)
+      throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
     const executionId = randomUUID();
     const startedAt = clock.now();
     const tree: Tree = {
@@ -268,8 +306,16 @@ export class App {
       await store.leases.release(lease);
       throw error;
     }
-    await this.#emit("onExecutionStart", { ...this.#eventBase(tree.frame), input: maskWith(flow.start.input.schema, value) });
-    return this.#pass(tree, lease, { run: { reset: { executionId, input: value } } }, options.record === true);
+    await this.#emit("onExecutionStart", {
+      ...this.#eventBase(tree.frame),
+      input: maskWith(flow.start.input.schema, value),
+    });
+    return this.#pass(
+      tree,
+      lease,
+      { run: { reset: { executionId, input: value } } },
+      options.record === true,
+    );
   }
 
   /**
@@ -296,7 +342,12 @@ export class App {
     const tool = toolOfPause(assembled, pause);
     if (tool === undefined) throw new UnknownPauseError(shape.pauseId);
     const decision = validateDecision(tool, shape.decision);
-    const resolved = await store.pauses.resolve(tenantId, pause.pauseId, { decision, responder }, clock.now());
+    const resolved = await store.pauses.resolve(
+      tenantId,
+      pause.pauseId,
+      { decision, responder },
+      clock.now(),
+    );
     if (resolved === undefined) {
       throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
     }
@@ -317,7 +368,9 @@ export class App {
       const { store, assembled } = this.#internals;
       const records = await store.pauses.list({
         tenantId: query.tenantId ?? "default",
-        ...(query.status === undefined ? {} : { statuses: Array.isArray(query.status) ? query.status : [query.status as PauseStatus] }),
+        ...(query.status === undefined
+          ? {}
+          : { statuses: Array.isArray(query.status) ? query.status : [query.status as PauseStatus] }),
         ...(query.role === undefined ? {} : { channel: query.role }),
         ...(query.threadId === undefined ? {} : { threadId: query.threadId }),
         ...(query.limit === undefined ? {} : { limit: query.limit }),
@@ -352,23 +405,38 @@ export class App {
     if (thread === undefined) return;
     this.#running.get(`${tenantId}/${threadId}`)?.abort(new ExecutionCancelledError(threadId));
     const latest = await store.executions.findByTenantIdAndExecutionId(tenantId, thread.latestExecutionId);
-    if (latest === undefined || latest.status === ExecutionStatus.Completed || latest.status === ExecutionStatus.Failed) return;
+    if (
+      latest === undefined ||
+      latest.status === ExecutionStatus.Completed ||
+      latest.status === ExecutionStatus.Failed
+    )
+      return;
     await closePending(this.#internals, tenantId, latest.rootExecutionId, PauseResolution.Cancelled);
     const record = latest.record as ExecutionRecord;
     await store.executions.save({
       ...latest,
       status: ExecutionStatus.Cancelled,
       updatedAt: clock.now(),
-      record: { ...record, status: ExecutionStatus.Cancelled, finishedAt: new Date(clock.now()).toISOString() },
+      record: {
+        ...record,
+        status: ExecutionStatus.Cancelled,
+        finishedAt: new Date(clock.now()).toISOString(),
+      },
     });
   }
 
   /** The stored record of an execution, with its audit trail. */
-  async record(executionId: string, options: { tenantId?: string } = {}): Promise<ExecutionRecord | undefined> {
+  async record(
+    executionId: string,
+    options: { tenantId?: string } = {},
+  ): Promise<ExecutionRecord | undefined> {
     const tenantId = options.tenantId ?? "default";
     const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(tenantId, executionId);
     if (stored === undefined) return undefined;
-    return { ...(stored.record as ExecutionRecord), pauses: await this.#auditOf(tenantId, stored.rootExecutionId) };
+    return {
+      ...(stored.record as ExecutionRecord),
+      pauses: await this.#auditOf(tenantId, stored.rootExecutionId),
+    };
   }
 
   /** Stops the sweep, calls every `onStop`, and closes the store if the application opened it. */
@@ -405,26 +473,57 @@ export class App {
     try {
       const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
       if (removed > 0) {
-        logger.log({ level: LogLevel.Debug, event: "sweep.pauses-removed", message: `removed ${removed} resolved pauses`, fields: { removed }, at: clock.now() });
+        logger.log({
+          level: LogLevel.Debug,
+          event: "sweep.pauses-removed",
+          message: `removed ${removed} resolved pauses`,
+          fields: { removed },
+          at: clock.now(),
+        });
       }
-      const candidates = await store.executions.listByStatus([ExecutionStatus.Paused, ExecutionStatus.Running], 100);
+      const candidates = await store.executions.listByStatus(
+        [ExecutionStatus.Paused, ExecutionStatus.Running],
+        100,
+      );
       for (const execution of candidates) {
         if (this.#closed) return;
         if (execution.executionId !== execution.rootExecutionId) continue;
         const paused = execution.status === ExecutionStatus.Paused;
         if (paused) {
-          const resolved = await store.pauses.list({ tenantId: execution.tenantId, rootExecutionId: execution.rootExecutionId, statuses: [PauseStatus.Resolved], limit: 1 });
+          const resolved = await store.pauses.list({
+            tenantId: execution.tenantId,
+            rootExecutionId: execution.rootExecutionId,
+            statuses: [PauseStatus.Resolved],
+            limit: 1,
+          });
           if (resolved.length === 0) continue;
         }
         const key = `${execution.tenantId}/${execution.threadId}`;
-        const lease = await store.leases.acquire({ key, holder: this.#holder, now: clock.now(), ttlMs: LEASE_TTL_MS });
+        const lease = await store.leases.acquire({
+          key,
+          holder: this.#holder,
+          now: clock.now(),
+          ttlMs: LEASE_TTL_MS,
+        });
         if (lease === undefined) continue;
         const tree = await this.#treeOf(execution.tenantId, execution.rootExecutionId);
-        logger.log({ level: LogLevel.Info, event: "sweep.recovering", message: `recovering execution ${execution.executionId}`, fields: { executionId: execution.executionId, tenantId: execution.tenantId }, at: clock.now() });
+        logger.log({
+          level: LogLevel.Info,
+          event: "sweep.recovering",
+          message: `recovering execution ${execution.executionId}`,
+          fields: { executionId: execution.executionId, tenantId: execution.tenantId },
+          at: clock.now(),
+        });
         await this.#pass(tree, lease, paused ? CONTINUE : null, false).catch(() => undefined);
       }
     } catch (error) {
-      logger.log({ level: LogLevel.Error, event: "sweep.failed", message: String(error), fields: {}, at: clock.now() });
+      logger.log({
+        level: LogLevel.Error,
+        event: "sweep.failed",
+        message: String(error),
+        fields: {},
+        at: clock.now(),
+      });
     }
   }
 
@@ -478,18 +577,44 @@ export class App {
       }
       if (finished === undefined) {
         snapshot ??= await graph.getState(config);
-        const waiting = snapshot.next.length === 0 ? [] : await store.pauses.list({ tenantId, rootExecutionId: frame.rootExecutionId, statuses: [PauseStatus.Pending] });
+        const waiting =
+          snapshot.next.length === 0
+            ? []
+            : await store.pauses.list({
+                tenantId,
+                rootExecutionId: frame.rootExecutionId,
+                statuses: [PauseStatus.Pending],
+              });
         if (waiting.length > 0) {
           const pending = waiting.map((p) => pendingOf(this.#internals.assembled, p));
-          const record = this.#record(tree, ExecutionStatus.Paused, snapshot.values as FlowStateValue, undefined, await this.#auditOf(tenantId, frame.rootExecutionId));
+          const record = this.#record(
+            tree,
+            ExecutionStatus.Paused,
+            snapshot.values as FlowStateValue,
+            undefined,
+            await this.#auditOf(tenantId, frame.rootExecutionId),
+          );
           await this.#saveRecord(record);
           await this.#emit("onExecutionPause", { ...this.#eventBase(frame), pending });
-          return { status: ExecutionStatus.Paused, output: undefined, threadId: frame.threadId, executionId: frame.executionId, pending, ...(withRecord ? { record } : {}) };
+          return {
+            status: ExecutionStatus.Paused,
+            output: undefined,
+            threadId: frame.threadId,
+            executionId: frame.executionId,
+            pending,
+            ...(withRecord ? { record } : {}),
+          };
         }
         finished = snapshot.values as FlowStateValue;
       }
       const state = finished;
-      const record = this.#record(tree, ExecutionStatus.Completed, state, undefined, withRecord ? await this.#auditOf(tenantId, frame.rootExecutionId) : []);
+      const record = this.#record(
+        tree,
+        ExecutionStatus.Completed,
+        state,
+        undefined,
+        withRecord ? await this.#auditOf(tenantId, frame.rootExecutionId) : [],
+      );
       await this.#saveRecord(record);
       const output: ExecutionOutput = {
         status: ExecutionStatus.Completed,
@@ -507,10 +632,20 @@ export class App {
       const cancelled = controller.signal.aborted;
       const state = await graph.getState(config).catch(() => undefined);
       const status = cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed;
-      await closePending(this.#internals, tenantId, frame.rootExecutionId, PauseResolution.Cancelled, undefined, lease).catch(() => undefined);
+      await closePending(
+        this.#internals,
+        tenantId,
+        frame.rootExecutionId,
+        PauseResolution.Cancelled,
+        undefined,
+        lease,
+      ).catch(() => undefined);
       const audit = await this.#auditOf(tenantId, frame.rootExecutionId).catch(() => []);
-      await this.#saveRecord(this.#record(tree, status, state?.values as FlowStateValue | undefined, error, audit)).catch(() => undefined);
-      const thrown = cancelled && controller.signal.reason instanceof Error ? controller.signal.reason : error;
+      await this.#saveRecord(
+        this.#record(tree, status, state?.values as FlowStateValue | undefined, error, audit),
+      ).catch(() => undefined);
+      const thrown =
+        cancelled && controller.signal.reason instanceof Error ? controller.signal.reason : error;
       await this.#emit("onExecutionError", { ...this.#eventBase(frame), error: thrown });
       throw thrown;
     } finally {
@@ -521,7 +656,10 @@ export class App {
   }
 
   /** Interrupt ids of the snapshot whose pauses are Resolved, each mapped to its pause. */
-  async #resumeMap(tenantId: string, snapshot: { tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[] }[] }) {
+  async #resumeMap(
+    tenantId: string,
+    snapshot: { tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[] }[] },
+  ) {
     const map: Record<string, { pauseId: string }> = {};
     for (const task of snapshot.tasks) {
       for (const pending of task.interrupts ?? []) {
@@ -539,7 +677,12 @@ export class App {
     const { store, clock } = this.#internals;
     for (;;) {
       this.#assertOpen();
-      const lease = await store.leases.acquire({ key, holder: this.#holder, now: clock.now(), ttlMs: LEASE_TTL_MS });
+      const lease = await store.leases.acquire({
+        key,
+        holder: this.#holder,
+        now: clock.now(),
+        ttlMs: LEASE_TTL_MS,
+      });
       if (lease !== undefined) return lease;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -547,7 +690,10 @@ export class App {
 
   /** Rebuilds what a pass needs from the stored root execution. */
   async #treeOf(tenantId: string, rootExecutionId: string): Promise<Tree> {
-    const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(tenantId, rootExecutionId);
+    const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(
+      tenantId,
+      rootExecutionId,
+    );
     if (stored === undefined) throw new UnknownPauseError(rootExecutionId);
     const record = stored.record as ExecutionRecord;
     const flow = [...this.#internals.assembled.flows.values()].find((f) => f.start.name === record.start);
@@ -571,11 +717,20 @@ export class App {
   }
 
   async #auditOf(tenantId: string, rootExecutionId: string): Promise<PauseEntry[]> {
-    const answers = await this.#internals.store.executions.findPauseAnswersByTenantIdAndRootExecutionId(tenantId, rootExecutionId);
+    const answers = await this.#internals.store.executions.findPauseAnswersByTenantIdAndRootExecutionId(
+      tenantId,
+      rootExecutionId,
+    );
     return answers.map((a) => a.answer as PauseEntry);
   }
 
-  #record(tree: Tree, status: ExecutionStatus, state: FlowStateValue | undefined, error: unknown, pauses: readonly PauseEntry[]): ExecutionRecord {
+  #record(
+    tree: Tree,
+    status: ExecutionStatus,
+    state: FlowStateValue | undefined,
+    error: unknown,
+    pauses: readonly PauseEntry[],
+  ): ExecutionRecord {
     const { frame, flow } = tree;
     const ownRun = state?.run.executionId === frame.executionId ? state.run : undefined;
     const steps = ownRun?.steps ?? [];
@@ -640,14 +795,23 @@ export class App {
     };
   }
 
-  async #emit<K extends keyof ExecutionEvents>(name: K, event: Parameters<NonNullable<ExecutionEvents[K]>>[0]): Promise<void> {
+  async #emit<K extends keyof ExecutionEvents>(
+    name: K,
+    event: Parameters<NonNullable<ExecutionEvents[K]>>[0],
+  ): Promise<void> {
     const handler = this.#events[name] as ((e: typeof event) => unknown) | undefined;
     if (handler === undefined) return;
     try {
       await handler.call(this.#events, event);
     } catch (error) {
       const { logger, clock } = this.#internals;
-      logger.log({ level: LogLevel.Error, event: "app.event-handler-failed", message: `${name} threw: ${String(error)}`, fields: { handler: name }, at: clock.now() });
+      logger.log({
+        level: LogLevel.Error,
+        event: "app.event-handler-failed",
+        message: `${name} threw: ${String(error)}`,
+        fields: { handler: name },
+        at: clock.now(),
+      });
     }
   }
 
@@ -683,7 +847,10 @@ export async function createApp(application: AnyClass, options: CreateAppOptions
   const assembled = assemble(application, container, { modelsScripted: options.modelsScripted === true });
   const configured = options.store ?? assembled.options.store ?? (await defaultStoreFactory());
   const ownsStore = typeof configured === "function";
-  const store = typeof configured === "function" ? await configured({ appName: assembled.name, clock, logger }) : configured;
+  const store =
+    typeof configured === "function"
+      ? await configured({ appName: assembled.name, clock, logger })
+      : configured;
   const models = new ModelRegistry(container, assembled.modelProviders);
   try {
     await container.start();

@@ -26,7 +26,11 @@ export type Approval =
 export function validateDecision(tool: AssembledTool, value: unknown): ToolCallApprovalDecisionDto {
   const decision = parseDto(ToolCallApprovalDecisionDto, value, `the decision for ${tool.name}`);
   if (decision.overrideArguments !== undefined) {
-    const overrides = parseDto(tool.options.input, decision.overrideArguments, `overrideArguments of ${tool.name}`);
+    const overrides = parseDto(
+      tool.options.input,
+      decision.overrideArguments,
+      `overrideArguments of ${tool.name}`,
+    );
     return { ...decision, overrideArguments: overrides as Record<string, unknown> };
   }
   return decision;
@@ -34,12 +38,16 @@ export function validateDecision(tool: AssembledTool, value: unknown): ToolCallA
 
 function outcomeOf(decision: ToolCallApprovalDecisionDto, input: unknown, who: string): Approval {
   if (decision.approved) return { kind: "approved", input: decision.overrideArguments ?? input };
-  return { kind: "rejected", message: `the call was rejected by ${who}${decision.reason === undefined ? "" : `: ${decision.reason}`}` };
+  return {
+    kind: "rejected",
+    message: `the call was rejected by ${who}${decision.reason === undefined ? "" : `: ${decision.reason}`}`,
+  };
 }
 
 function answerOf(pause: PauseRecord, input: unknown): Approval {
   if (pause.status === PauseStatus.Cancelled) return { kind: "withdrawn" };
-  const who = pause.resolution === PauseResolution.Decided ? pause.channel : (pause.answer?.responder ?? pause.channel);
+  const who =
+    pause.resolution === PauseResolution.Decided ? pause.channel : (pause.answer?.responder ?? pause.channel);
   return outcomeOf(pause.answer?.decision as ToolCallApprovalDecisionDto, input, who);
 }
 
@@ -67,7 +75,12 @@ export async function awaitApproval(
   const channel = tool.channel as NonNullable<AssembledTool["channel"]>;
   const frame = ExecutionContext.current() as ExecutionFrame;
   const tenantId = frame.tenant.tenantId;
-  const ask: ChannelAskValue<unknown> = { tool: tool.name, agent: agent.name, callId: call.id, arguments: input as Record<string, unknown> };
+  const ask: ChannelAskValue<unknown> = {
+    tool: tool.name,
+    agent: agent.name,
+    callId: call.id,
+    arguments: input as Record<string, unknown>,
+  };
   const pauseStep: PauseStep = {
     record: stepRecord(agent, args.nodeId, args.loop, call),
     context: step,
@@ -102,22 +115,43 @@ export async function awaitApproval(
     const handler = container.get(channel.cls) as ChannelHandler;
     let outcome: unknown;
     try {
-      outcome = await ExecutionContext.run({ ...frame, step }, () => handler.send({ pauseId: pause.pauseId, value: ask }));
+      outcome = await ExecutionContext.run({ ...frame, step }, () =>
+        handler.send({ pauseId: pause.pauseId, value: ask }),
+      );
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new AgentFailedError(agent.name, args.nodeId, `channel "${channel.name}" failed to ask about ${tool.name}: ${reason}`, { cause: error });
+      throw new AgentFailedError(
+        agent.name,
+        args.nodeId,
+        `channel "${channel.name}" failed to ask about ${tool.name}: ${reason}`,
+        { cause: error },
+      );
     }
     if (!ChannelOutcome.is(outcome)) {
-      throw new AgentFailedError(agent.name, args.nodeId, `channel "${channel.name}" returned something other than ChannelOutcome.awaitReply() or ChannelOutcome.decided(…).`);
+      throw new AgentFailedError(
+        agent.name,
+        args.nodeId,
+        `channel "${channel.name}" returned something other than ChannelOutcome.awaitReply() or ChannelOutcome.decided(…).`,
+      );
     }
     if (outcome.kind === "decided") {
       let decision: ToolCallApprovalDecisionDto;
       try {
         decision = validateDecision(tool, outcome.decision);
       } catch (error) {
-        throw new AgentFailedError(agent.name, args.nodeId, `channel "${channel.name}" decided with an invalid decision.`, { cause: error });
+        throw new AgentFailedError(
+          agent.name,
+          args.nodeId,
+          `channel "${channel.name}" decided with an invalid decision.`,
+          { cause: error },
+        );
       }
-      const taken = await store.pauses.take(tenantId, pause.pauseId, { at: clock.now(), answer: { decision }, resolution: PauseResolution.Decided }, fence);
+      const taken = await store.pauses.take(
+        tenantId,
+        pause.pauseId,
+        { at: clock.now(), answer: { decision }, resolution: PauseResolution.Decided },
+        fence,
+      );
       if (taken !== undefined) {
         await writeAudit(services, taken);
         return outcomeOf(decision, input, channel.name);
@@ -127,7 +161,12 @@ export async function awaitApproval(
       if (sent === undefined) {
         const now = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
         // Closed while send was still returning: this step tells the channel, now that it can.
-        if (now.status === PauseStatus.Cancelled) await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
+        if (now.status === PauseStatus.Cancelled)
+          await tellWithdrawn(
+            services,
+            { ...now, isSent: true },
+            now.resolution as "withdrawn" | "cancelled",
+          );
       }
     }
     pause = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
@@ -141,7 +180,11 @@ export async function awaitApproval(
     pause = taken ?? ((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord);
   }
   if (pause.status === PauseStatus.Pending || pause.status === PauseStatus.Resolved) {
-    throw new AgentFailedError(agent.name, args.nodeId, `pause ${pause.pauseId} was resumed but holds no decision.`);
+    throw new AgentFailedError(
+      agent.name,
+      args.nodeId,
+      `pause ${pause.pauseId} was resumed but holds no decision.`,
+    );
   }
   return answerOf(pause, input);
 }

@@ -11,13 +11,18 @@ import type { RuntimeServices } from "./runtime-services.js";
 export const FINISH_NODE = "finish";
 
 /** Compiles a flow to a LangGraph graph on the store's checkpointer. @internal */
-export function compileFlow(flow: AssembledFlow, services: RuntimeServices, checkpointer: BaseCheckpointSaver) {
+export function compileFlow(
+  flow: AssembledFlow,
+  services: RuntimeServices,
+  checkpointer: BaseCheckpointSaver,
+) {
   // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic, which StateGraph's generics cannot express
   const graph = new StateGraph(FlowState) as unknown as StateGraph<any, any, any, string>;
   const executionIdOf = (s: FlowStateValue) => s.run.executionId;
   flow.steps.forEach((step, index) => {
     const previous = flow.steps[index - 1];
-    const inputOf = (s: FlowStateValue) => (previous === undefined ? s.run.input : s.run.outputs[previous.nodeId]);
+    const inputOf = (s: FlowStateValue) =>
+      previous === undefined ? s.run.input : s.run.outputs[previous.nodeId];
     graph.addNode(step.nodeId, agentModelNode(services, step.agent, step.nodeId, inputOf));
     graph.addNode(`${step.nodeId}/tools`, agentToolNode(services, step.agent));
   });
@@ -27,13 +32,21 @@ export function compileFlow(flow: AssembledFlow, services: RuntimeServices, chec
     try {
       return { run: { output: parseDto(flow.finish.output, value, `the output of ${flow.finish.name}`) } };
     } catch (error) {
-      throw new StepFailedError(FINISH_NODE, `The flow's last step produced no valid ${flow.finish.output.name}.`, { cause: error });
+      throw new StepFailedError(
+        FINISH_NODE,
+        `The flow's last step produced no valid ${flow.finish.output.name}.`,
+        { cause: error },
+      );
     }
   });
   graph.addEdge(START, flow.steps[0]?.nodeId ?? FINISH_NODE);
   flow.steps.forEach((step, index) => {
     const next = flow.steps[index + 1]?.nodeId ?? FINISH_NODE;
-    graph.addConditionalEdges(step.nodeId, agentRouter(step.nodeId, next, executionIdOf), [step.nodeId, `${step.nodeId}/tools`, next]);
+    graph.addConditionalEdges(step.nodeId, agentRouter(step.nodeId, next, executionIdOf), [
+      step.nodeId,
+      `${step.nodeId}/tools`,
+      next,
+    ]);
     graph.addEdge(`${step.nodeId}/tools`, step.nodeId);
   });
   graph.addEdge(FINISH_NODE, END);

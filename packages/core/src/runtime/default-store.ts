@@ -20,7 +20,9 @@ export async function defaultStoreFactory(): Promise<StoreFactory> {
     );
   }
   if (typeof module.sqliteStore !== "function") {
-    throw new StoreUnavailableError(`${SQLITE_PACKAGE} does not export sqliteStore(); update it to match @agboss/core.`);
+    throw new StoreUnavailableError(
+      `${SQLITE_PACKAGE} does not export sqliteStore(); update it to match @agboss/core.`,
+    );
   }
   return module.sqliteStore();
 }

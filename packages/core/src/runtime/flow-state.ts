@@ -32,7 +32,14 @@ export interface RunPatch {
   readonly output?: unknown;
 }
 
-const emptyRun: RunState = { executionId: "", input: undefined, outputs: {}, loops: {}, steps: [], output: undefined };
+const emptyRun: RunState = {
+  executionId: "",
+  input: undefined,
+  outputs: {},
+  loops: {},
+  steps: [],
+  output: undefined,
+};
 
 function applyRunPatch(state: RunState, patch: RunPatch): RunState {
   const base: RunState = patch.reset === undefined ? state : { ...emptyRun, ...patch.reset };

@@ -2,7 +2,11 @@ import type { AnyClass } from "../components/component-registry.js";
 import type { Container } from "../container/container.js";
 import { ModelUnservedError } from "../errors/runtime-errors.js";
 import type { ChatModel } from "../models/chat-model.js";
-import { type ModelProviderHandler, type ModelProviderOptions, servesModel } from "../models/model-provider.js";
+import {
+  type ModelProviderHandler,
+  type ModelProviderOptions,
+  servesModel,
+} from "../models/model-provider.js";
 
 /**
  * Resolves the model a component calls: an override set for that component (the testing kit's

@@ -2,18 +2,23 @@ import { randomBytes } from "node:crypto";
 import type { AssembledApplication, AssembledTool } from "../assembly/assembled-application.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
-import { ExecutionContext, type ExecutionFrame, type StepContext, type Tenant } from "../container/execution-context.js";
+import {
+  ExecutionContext,
+  type ExecutionFrame,
+  type StepContext,
+  type Tenant,
+} from "../container/execution-context.js";
 import { maskWith } from "../dto/sensitive.js";
 import { LogLevel } from "../logging/logger.js";
 import type { PauseEntry } from "../pauses/pause-entry.js";
-import type { PendingPause } from "../pauses/pending-pause.js";
 import { PauseAnswerer, type PauseCancellation, PauseResolution } from "../pauses/pause-status.js";
+import type { PendingPause } from "../pauses/pending-pause.js";
 import type { StepRecord } from "../records/execution-record.js";
 import type { Fence } from "../store/fence.js";
 import type { PauseRecord } from "../store/pause-record.js";
+import { toMilliseconds } from "../time/duration.js";
 import { DEFAULT_TOOL_TIMEOUT } from "./run-tool.js";
 import type { RuntimeServices } from "./runtime-services.js";
-import { toMilliseconds } from "../time/duration.js";
 
 /** Where a pause waits, as its record keeps it (JSON). @internal */
 export interface PauseStep {
@@ -45,7 +50,10 @@ function maskedArgs(tool: AssembledTool | undefined, value: unknown): unknown {
 /** The question with sensitive fields masked. @internal */
 export function maskedAsk(assembled: AssembledApplication, pause: PauseRecord) {
   const ask = pause.ask as ChannelAskValue<unknown>;
-  return { ...ask, arguments: maskedArgs(toolOfPause(assembled, pause), ask.arguments) as Record<string, unknown> };
+  return {
+    ...ask,
+    arguments: maskedArgs(toolOfPause(assembled, pause), ask.arguments) as Record<string, unknown>,
+  };
 }
 
 /** A waiting pause as `result.pending` lists it. @internal */
@@ -67,11 +75,16 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
   const step = pause.step as PauseStep;
   const decision = pause.answer?.decision as { overrideArguments?: unknown } | undefined;
   const shown =
-    decision === undefined || pause.resolution === PauseResolution.Withdrawn || pause.resolution === PauseResolution.Cancelled
+    decision === undefined ||
+    pause.resolution === PauseResolution.Withdrawn ||
+    pause.resolution === PauseResolution.Cancelled
       ? undefined
       : decision.overrideArguments === undefined
         ? decision
-        : { ...decision, overrideArguments: maskedArgs(toolOfPause(assembled, pause), decision.overrideArguments) };
+        : {
+            ...decision,
+            overrideArguments: maskedArgs(toolOfPause(assembled, pause), decision.overrideArguments),
+          };
   return {
     pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
     executionId: pause.executionId,
@@ -118,7 +131,11 @@ export function frameOfPause(pause: PauseRecord, signal: AbortSignal): Execution
  * tool's timeout on the Clock. Best effort: a failure is one warning and nothing else.
  * @internal
  */
-export async function tellWithdrawn(services: RuntimeServices, pause: PauseRecord, resolution: PauseCancellation): Promise<void> {
+export async function tellWithdrawn(
+  services: RuntimeServices,
+  pause: PauseRecord,
+  resolution: PauseCancellation,
+): Promise<void> {
   const tool = toolOfPause(services.assembled, pause);
   const channel = tool?.channel;
   if (channel === undefined || !pause.isSent) return;
@@ -175,7 +192,12 @@ export async function closePending(
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
   const closed: PauseRecord[] = [];
   for (const pause of waiting.filter(filter)) {
-    const done = await store.pauses.cancelByTenantIdAndPauseId(tenantId, pause.pauseId, { resolution, at: clock.now() }, fence);
+    const done = await store.pauses.cancelByTenantIdAndPauseId(
+      tenantId,
+      pause.pauseId,
+      { resolution, at: clock.now() },
+      fence,
+    );
     if (done === undefined) continue;
     closed.push(done);
     await writeAudit(services, done);

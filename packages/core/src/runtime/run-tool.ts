@@ -1,8 +1,8 @@
+import type { AssembledTool } from "../assembly/assembled-application.js";
 import type { ToolHandler } from "../components/tool.js";
 import { ExecutionContext, type StepContext } from "../container/execution-context.js";
 import { ToolTimeoutError } from "../errors/runtime-errors.js";
 import { seconds, toMilliseconds } from "../time/duration.js";
-import type { AssembledTool } from "../assembly/assembled-application.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** The default time a tool may run. */

@@ -1,7 +1,7 @@
 import type { AssembledApplication } from "../assembly/assembled-application.js";
 import type { Container } from "../container/container.js";
-import type { Store } from "../store/store.js";
 import type { Logger } from "../logging/logger.js";
+import type { Store } from "../store/store.js";
 import type { Clock } from "../time/clock.js";
 import type { ModelRegistry } from "./model-registry.js";
 

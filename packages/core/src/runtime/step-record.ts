@@ -4,7 +4,12 @@ import type { StepRecord } from "../records/execution-record.js";
 import type { LoopState } from "./flow-state.js";
 
 /** The step record of an agent's model turn or tool call. @internal */
-export function stepRecord(agent: AssembledAgent, nodeId: string, loop: LoopState, call?: ChatToolCall): StepRecord {
+export function stepRecord(
+  agent: AssembledAgent,
+  nodeId: string,
+  loop: LoopState,
+  call?: ChatToolCall,
+): StepRecord {
   return {
     agent: { kind: "agent", name: agent.name },
     nodeId,
@@ -14,4 +19,3 @@ export function stepRecord(agent: AssembledAgent, nodeId: string, loop: LoopStat
     ...(call === undefined ? {} : { toolCall: { callId: call.id, tool: call.name } }),
   };
 }
-

@@ -21,7 +21,12 @@ export interface PausedExecutionRepository {
   /** Sets `isSent` on a Pending pause; returns the updated record, or undefined when not Pending. */
   markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined>;
   /** Pending → Resolved with the answer; undefined when the pause was not Pending. */
-  resolve(tenantId: string, pauseId: string, answer: PauseAnswer, at: number): Promise<PauseRecord | undefined>;
+  resolve(
+    tenantId: string,
+    pauseId: string,
+    answer: PauseAnswer,
+    at: number,
+  ): Promise<PauseRecord | undefined>;
   /**
    * Resolved → Taken (or Pending → Taken with `answer` and resolution Decided, for a channel that decided
    * at once); undefined when the pause was in neither state.
