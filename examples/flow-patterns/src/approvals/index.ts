@@ -1,0 +1,11 @@
+export { ExpenseClaimDto } from "./expense-claim-dto.js";
+export { ExpenseTool } from "./expense-tool.js";
+export { OfficeAgent } from "./office-agent.js";
+export { OfficeApplication } from "./office-application.js";
+export { OfficeDoneDto } from "./office-done-dto.js";
+export { OfficeLedger } from "./office-ledger.js";
+export { OfficeModelProvider } from "./office-model-provider.js";
+export { officeTurn } from "./office-script.js";
+export { OfficeWorkflow, OfficeWorkflowFinish, OfficeWorkflowStart } from "./office-workflow.js";
+export { RefundRequestDto } from "./refund-request-dto.js";
+export { RefundTool } from "./refund-tool.js";

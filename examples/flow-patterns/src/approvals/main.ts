@@ -1,0 +1,68 @@
+import { rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { answerInTerminal, TerminalSessionEnd } from "@agboss/channel-terminal";
+import { createApp, type PauseEntry } from "@agboss/core";
+import { SQLITE_PATH_ENV, sqliteStore } from "@agboss/store-sqlite";
+import { OfficeApplication, OfficeLedger, OfficeWorkflowStart } from "./index.js";
+
+// The example's database: AGBOSS_SQLITE_PATH if set, else a gitignored file beside the example.
+const path =
+  process.env[SQLITE_PATH_ENV] ??
+  fileURLToPath(new URL("../../.agboss/data/approvals.sqlite", import.meta.url));
+const dana = { ownerId: "dana", tenantId: "acme" };
+const threadId = "desk:dana";
+const request = "Refund order ord_1042 to the customer's card, and book my taxi to the client.";
+
+function line(label: string, text: string): void {
+  console.log(`  ${label.padEnd(9)} ${text}`);
+}
+
+function auditLine(entry: PauseEntry): string {
+  const decision = entry.decision as { approved?: boolean; reason?: string } | undefined;
+  const what =
+    decision?.approved === true ? "approved" : `rejected${decision?.reason ? ` (${decision.reason})` : ""}`;
+  return `${entry.step.toolCall?.tool ?? entry.role}: ${what} by ${entry.responder ?? "nobody"} (${entry.resolution}), asked ${entry.askedAt}, answered ${entry.resolvedAt}`;
+}
+
+// Start from an empty database, so every run tells the same story.
+for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+console.log(`AGBoss approvals: two questions at once, answered in the terminal (SQLite store at ${path})\n`);
+
+console.log("1. dana asks the office agent; its model calls both tools in one turn");
+line("request", JSON.stringify(request));
+const asking = await createApp(OfficeApplication, { store: sqliteStore({ path }) });
+try {
+  const paused = await asking.execute(
+    OfficeWorkflowStart,
+    { text: request },
+    { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId } },
+  );
+  line(
+    "status",
+    `${paused.status}: ${paused.pending.length} questions wait for dana (execution ${paused.executionId})`,
+  );
+  for (const pause of paused.pending)
+    line("pending", `${pause.ask.tool} ${JSON.stringify(pause.ask.arguments)}`);
+} finally {
+  await asking.close(); // nothing is held in memory: the questions rest in the SQLite file
+}
+
+console.log("\n2. Another app over the same file asks dana in the terminal (↑/↓, Enter; Ctrl-C to stop)");
+const answering = await createApp(OfficeApplication, { store: sqliteStore({ path }) });
+try {
+  const session = await answerInTerminal(answering, { ...dana, record: true });
+  if (session.end !== TerminalSessionEnd.NoneOpen) {
+    console.log("\nThe questions still wait in the store; run the example again to start over.");
+    process.exitCode = session.end === TerminalSessionEnd.Interrupted ? 130 : 0;
+  } else {
+    const last = session.answers.at(-1)?.result;
+    console.log("\n3. Both answered: the execution went on");
+    line("tools ran", answering.get(OfficeLedger).runs.join(", ") || "none");
+    line("output", JSON.stringify(last?.output));
+    line("status", `${last?.status} (execution ${last?.executionId})`);
+    console.log("\n4. The audit trail (result.record.pauses): who answered what, when");
+    for (const entry of last?.record?.pauses ?? []) line("pause", auditLine(entry));
+  }
+} finally {
+  await answering.close();
+}

@@ -1,0 +1,10 @@
+export { answerInTerminal } from "./answer-in-terminal.js";
+export type { AnswerInTerminalOptions } from "./answer-in-terminal-options.js";
+export type { OpenQuestion } from "./open-question.js";
+export { openQuestions, type QuestionsFor } from "./open-questions.js";
+export type { TerminalAnswer } from "./terminal-answer.js";
+export type { TerminalOutput } from "./terminal-output.js";
+export { type TerminalSession, TerminalSessionEnd } from "./terminal-session.js";
+export { TerminalUserChannel } from "./terminal-user-channel.js";
+export { TERMINAL_USER_CHANNEL } from "./terminal-user-channel-name.js";
+export type { TerminalUserChannelOptions } from "./terminal-user-channel-options.js";
