@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
+import { cacheStatements } from "./cache-statements.js";
 import { SQLITE_CAPABILITIES } from "./sqlite-capabilities.js";
 import type { SqliteHandle } from "./sqlite-handle.js";
 import type { SqliteStoreOptions } from "./sqlite-store-options.js";
@@ -43,7 +44,9 @@ export class SqliteStore extends KyselyStore {
 
     const inMemory = path === ":memory:" || path === "";
     const gate = acquireWriteGate(inMemory ? `memory:${randomUUID()}` : realpathSync(path));
-    const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database }) });
+    const db = new Kysely<AgbossDatabase>({
+      dialect: new SqliteDialect({ database: cacheStatements(database) }),
+    });
     const store = new SqliteStore({
       db,
       capabilities: SQLITE_CAPABILITIES,
