@@ -72,6 +72,19 @@ export {
 export { AgentFailedError, StepFailedError } from "./errors/step-failed-error.js";
 export type { FlowDefinition, FlowStep } from "./flow/flow-definition.js";
 export { FlowBuilder, start } from "./flow/start.js";
+export type {
+  ComponentTypes,
+  InputOf,
+  OutputOf,
+  ReplyInterpreterHandler,
+  ReplyInterpreterInput,
+} from "./interpreters/component-types.js";
+export { ReplyInterpretation } from "./interpreters/reply-interpretation.js";
+export {
+  DecidedBy,
+  ReplyInterpreter,
+  type ReplyInterpreterOptions,
+} from "./interpreters/reply-interpreter.js";
 export * from "./logging/logger.js";
 export type {
   ChatMessage,

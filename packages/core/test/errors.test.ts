@@ -23,11 +23,12 @@ describe("errors", () => {
 
   test("instanceof survives a second copy of core", async () => {
     // A query string makes vite load the modules again: a second, independent copy of the classes.
-    const copy = (await import(
-      "../src/pauses/pause-errors.js?copy"
+    const copyOf = (id: string): Promise<unknown> => import(/* @vite-ignore */ `${id}?copy`);
+    const copy = (await copyOf(
+      "../src/pauses/pause-errors.js",
     )) as typeof import("../src/pauses/pause-errors.js");
-    const copyBase = (await import(
-      "../src/errors/agboss-error.js?copy"
+    const copyBase = (await copyOf(
+      "../src/errors/agboss-error.js",
     )) as typeof import("../src/errors/agboss-error.js");
     expect(copy.UnknownPauseError).not.toBe(UnknownPauseError);
     const fromCopy = new copy.UnknownPauseError("p1");

@@ -13,6 +13,7 @@ import type { WorkflowFinishOptions, WorkflowOptions, WorkflowStartOptions } fro
 import type { Container } from "../container/container.js";
 import { isDtoClass } from "../dto/dto.js";
 import { AssemblyError, type AssemblyViolation } from "../errors/assembly-error.js";
+import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
 import { type ModelProviderOptions, servesModel } from "../models/model-provider.js";
 import { PauseAnswerer } from "../pauses/pause-status.js";
 import type {
@@ -121,6 +122,57 @@ export function assemble(
         : assembleChannel(tm.options.channel, cls, tm.options, [appClass, agent, cls]);
     return { cls, name: tm.options.name, options: tm.options, channel };
   };
+  const interpreterOwners = new Map<AnyClass, AnyClass>();
+  const checkInterpreter = (interpreter: AnyClass, role: AnyClass, chain: readonly unknown[]) => {
+    const im = componentOfKind<ReplyInterpreterOptions>(interpreter, ComponentKind.ReplyInterpreter);
+    if (im === undefined) {
+      add(
+        "reply-interpreter.not-an-interpreter",
+        `${describeClass(role)} names ${describeClass(interpreter)} as its replyInterpreter, but it has no @ReplyInterpreter({ … }) decorator.`,
+      );
+      return;
+    }
+    const owner = interpreterOwners.get(interpreter);
+    if (owner !== undefined && owner !== role) {
+      add(
+        "channel.shared-interpreter",
+        `${describeClass(interpreter)} is the replyInterpreter of both ${describeClass(owner)} and ${describeClass(role)}; one interpreter belongs to one role: give each role its own.`,
+      );
+    }
+    interpreterOwners.set(interpreter, role);
+    if (owner !== undefined) return;
+    checkName(interpreter);
+    if (im.options.decidedBy === DecidedBy.Code) {
+      if (typeof (interpreter.prototype as { interpret?: unknown }).interpret !== "function") {
+        add(
+          "reply-interpreter.no-interpret-method",
+          `${describeClass(interpreter)} is decided by code but has no interpret(input) method; implement ReplyInterpreterHandler<${interpreter.name}>.`,
+        );
+      }
+      checkDeps(interpreter, [...chain, role]);
+    } else if (im.options.decidedBy === DecidedBy.Model) {
+      const modelId = im.options.model;
+      if (modelId === undefined || modelId === "") {
+        add(
+          "reply-interpreter.no-model",
+          `${describeClass(interpreter)} is decided by a model but names none: add model: "<provider>/<model>".`,
+        );
+      } else if (
+        !options.modelsScripted &&
+        !modelProviders.some((p) => servesModel(p.options.serves, modelId))
+      ) {
+        add(
+          "model.unserved",
+          `${describeClass(interpreter)} uses model "${modelId}", which no @ModelProvider serves. Add a provider whose serves matches it to @Application({ providers }).`,
+        );
+      }
+    } else {
+      add(
+        "reply-interpreter.decided-by",
+        `${describeClass(interpreter)} must say decidedBy: DecidedBy.Code or DecidedBy.Model.`,
+      );
+    }
+  };
   const assembleChannel = (
     cls: AnyClass,
     tool: AnyClass,
@@ -152,6 +204,8 @@ export function assemble(
         );
       }
       for (const problem of container.check(cls, chain)) add("container.missing-provider", problem.message);
+      const interpreter = role.options.replyInterpreter;
+      if (interpreter !== undefined) checkInterpreter(interpreter, cls, chain);
       return {
         cls,
         name: role.options.name,

@@ -29,7 +29,7 @@ import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-sta
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
-import type { PauseQuery, PauseRecord } from "../store/pause-record.js";
+import type { PauseAnswer, PauseQuery, PauseRecord } from "../store/pause-record.js";
 import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
@@ -41,6 +41,7 @@ import type { ExecutionEvents } from "./execution-events.js";
 import type { ExecutionOutput } from "./execution-output.js";
 import { ExecutionStatus } from "./execution-status.js";
 import type { FlowStateValue } from "./flow-state.js";
+import { interpretReply } from "./interpret-reply.js";
 import { ModelRegistry } from "./model-registry.js";
 import { closePending, maskedAsk, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
 import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
@@ -335,19 +336,23 @@ export class App {
     if (pause === undefined) throw new UnknownPauseError(shape.pauseId);
     const responder = checkCredential(pause, options);
     if (pause.status !== PauseStatus.Pending) throw notPaused(pause);
-    if (shape.reply !== undefined) {
-      // Reply interpreters read free text; a role without one cannot take a reply.
-      throw new ReplyInterpreterMissingError(pause.pauseId, pause.channel);
-    }
     const tool = toolOfPause(assembled, pause);
     if (tool === undefined) throw new UnknownPauseError(shape.pauseId);
-    const decision = validateDecision(tool, shape.decision);
-    const resolved = await store.pauses.resolve(
-      tenantId,
-      pause.pauseId,
-      { decision, responder },
-      clock.now(),
-    );
+    let answer: PauseAnswer;
+    if (shape.reply !== undefined) {
+      const interpreter = tool.channel?.replyInterpreter;
+      if (interpreter === undefined) throw new ReplyInterpreterMissingError(pause.pauseId, pause.channel);
+      const read = await interpretReply(this.#internals, { pause, tool, interpreter, reply: shape.reply });
+      answer = {
+        decision: read.decision,
+        responder,
+        reply: shape.reply,
+        ...(read.cost === undefined ? {} : { cost: read.cost }),
+      };
+    } else {
+      answer = { decision: validateDecision(tool, shape.decision), responder };
+    }
+    const resolved = await store.pauses.resolve(tenantId, pause.pauseId, answer, clock.now());
     if (resolved === undefined) {
       throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
     }

@@ -1,0 +1,126 @@
+import type { AssembledTool } from "../assembly/assembled-application.js";
+import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
+import { ToolCallApprovalDecisionDto as DecisionDto } from "../channels/approval-dtos.js";
+import type { ChannelAskValue } from "../channels/channel-ask.js";
+import { componentOf } from "../components/component-registry.js";
+import { ExecutionContext } from "../container/execution-context.js";
+import { dtoJsonSchema } from "../dto/dto.js";
+import type { ReplyInterpreterHandler } from "../interpreters/component-types.js";
+import { ReplyInterpretation } from "../interpreters/reply-interpretation.js";
+import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
+import type { ModelUsage } from "../models/chat-model.js";
+import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
+import { UninterpretableReplyError } from "../pauses/pause-errors.js";
+import type { PauseRecord } from "../store/pause-record.js";
+import { validateDecision } from "./approval.js";
+import { frameOfPause } from "./pause-book.js";
+import type { RuntimeServices } from "./runtime-services.js";
+
+/** A reply read as a decision, with what reading it cost. @internal */
+export interface Interpreted {
+  readonly decision: ToolCallApprovalDecisionDto;
+  readonly cost:
+    | { readonly interpreter: string; readonly model?: string; readonly usage?: ModelUsage }
+    | undefined;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The input message a model interpreter reads: the question and the reply, under their headings. @internal */
+export function interpreterMessage(ask: ChannelAskValue<unknown>, reply: string): string {
+  return `### ask\n${JSON.stringify(ask, null, 2)}\n\n### reply\n${reply}`;
+}
+
+/**
+ * Reads a free-text reply with the role's interpreter, in the pause's execution frame, and validates
+ * what it yields like any decision. Anything short of a valid decision is an
+ * {@link UninterpretableReplyError}; nothing is written, so the pause keeps waiting.
+ * @internal
+ */
+export async function interpretReply(
+  services: RuntimeServices,
+  args: {
+    pause: PauseRecord;
+    tool: AssembledTool;
+    interpreter: NonNullable<NonNullable<AssembledTool["channel"]>["replyInterpreter"]>;
+    reply: string;
+  },
+): Promise<Interpreted> {
+  const { pause, tool, interpreter, reply } = args;
+  const options = componentOf<ReplyInterpreterOptions>(interpreter)?.options as ReplyInterpreterOptions;
+  const ask = pause.ask as ChannelAskValue<unknown>;
+  const frame = frameOfPause(pause, new AbortController().signal);
+  const unreadable = (reason: string, cause?: unknown) =>
+    new UninterpretableReplyError(pause.pauseId, reason, cause === undefined ? {} : { cause });
+  const checked = (value: unknown): ToolCallApprovalDecisionDto => {
+    try {
+      return validateDecision(tool, value);
+    } catch (error) {
+      throw unreadable(`the interpreter's answer is not a valid decision: ${reasonOf(error)}`, error);
+    }
+  };
+  if (options.decidedBy === DecidedBy.Code) {
+    let outcome: unknown;
+    try {
+      const handler = services.container.get(interpreter) as ReplyInterpreterHandler<unknown>;
+      outcome = await ExecutionContext.run(frame, () => handler.interpret({ ask, reply }));
+    } catch (error) {
+      throw unreadable(reasonOf(error), error);
+    }
+    if (!ReplyInterpretation.is(outcome)) {
+      throw unreadable(
+        `${options.name} returned something other than ReplyInterpretation.understood(…) or .notUnderstood(…).`,
+      );
+    }
+    if (outcome.kind === "not-understood")
+      throw unreadable(outcome.reason ?? "the reply was not understood.");
+    return { decision: checked(outcome.decision), cost: undefined };
+  }
+  const caller = `reply-interpreter:${options.name}`;
+  let response: Awaited<ReturnType<Awaited<ReturnType<RuntimeServices["models"]["resolve"]>>["invoke"]>>;
+  try {
+    const model = await services.models.resolve(options.model as string, interpreter, caller);
+    response = await ExecutionContext.run(frame, () =>
+      model.invoke({
+        model: options.model as string,
+        messages: [
+          {
+            role: "system",
+            content: options.prompt ?? "Read the reply to the question and give the decision it expresses.",
+          },
+          { role: "user", content: interpreterMessage(ask, reply) },
+        ],
+        tools: [
+          {
+            name: ANSWER_TOOL_NAME,
+            description: "Give the decision the reply expresses. Call it exactly once.",
+            parameters: dtoJsonSchema(DecisionDto),
+          },
+        ],
+        toolChoice: "required",
+        caller,
+        signal: frame.signal,
+      }),
+    );
+  } catch (error) {
+    throw unreadable(`the interpreter's model failed: ${reasonOf(error)}`, error);
+  }
+  const answers = response.toolCalls.filter((c) => c.name === ANSWER_TOOL_NAME);
+  if (answers.length !== 1) {
+    throw unreadable(
+      answers.length === 0
+        ? "the interpreter's model gave no answer."
+        : "the interpreter's model answered more than once.",
+    );
+  }
+  return {
+    decision: checked(answers[0]?.arguments),
+    cost: {
+      interpreter: options.name,
+      model: options.model as string,
+      ...(response.usage === undefined ? {} : { usage: response.usage }),
+    },
+  };
+}
