@@ -95,6 +95,13 @@ export type {
   ChatToolSpec,
   ModelUsage,
 } from "./models/chat-model.js";
+export {
+  Decision,
+  type DecisionModel,
+  type DecisionQuestion,
+  type DecisionRequest,
+  type DecisionResponse,
+} from "./models/decision-model.js";
 export { fromLangChain } from "./models/langchain-chat-model.js";
 export {
   ModelProvider,

@@ -1,6 +1,7 @@
 import { ComponentKind } from "../components/component-kind.js";
 import { componentDecorator } from "../components/component-registry.js";
 import type { ChatModel } from "./chat-model.js";
+import type { DecisionModel } from "./decision-model.js";
 
 /** What `@ModelProvider` declares. */
 export interface ModelProviderOptions {
@@ -11,6 +12,8 @@ export interface ModelProviderOptions {
    * The model ids it serves: exact ids, or prefixes ending in `*` (`"moonshotai/*"`, `"*"` for all).
    */
   readonly serves: readonly string[];
+  /** The served ids (same patterns) that are decision models: they answer yes / no with a probability. */
+  readonly decides?: readonly string[];
   readonly deps?: readonly unknown[];
 }
 
@@ -18,6 +21,8 @@ export interface ModelProviderOptions {
 export interface ModelProviderHandler {
   /** The model for an id this provider serves. Called once per id; the result is reused. */
   chatModel(modelId: string): ChatModel | Promise<ChatModel>;
+  /** The decision model for an id listed in `decides`. */
+  decisionModel?(modelId: string): DecisionModel | Promise<DecisionModel>;
 }
 
 /**

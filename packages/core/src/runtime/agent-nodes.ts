@@ -13,6 +13,7 @@ import type { ExecutionStep } from "../records/execution-record.js";
 import { fenceOf } from "../store/fence.js";
 import { type Approval, awaitApproval } from "./approval.js";
 import type { FlowStateUpdate, FlowStateValue, LoopState } from "./flow-state.js";
+import { callChatModel } from "./model-call.js";
 import { runTool } from "./run-tool.js";
 import type { RuntimeServices } from "./runtime-services.js";
 import { stepRecord } from "./step-record.js";
@@ -111,14 +112,23 @@ export function agentModelNode(
     const caller = `agent:${agent.name}`;
     let response: Awaited<ReturnType<Awaited<ReturnType<typeof services.models.resolve>>["invoke"]>>;
     try {
-      const model = await services.models.resolve(agent.options.model, agent.cls, caller);
-      response = await model.invoke({
-        model: agent.options.model,
-        messages: [...conversation, ...added],
-        tools: specs,
-        toolChoice: structured ? "required" : "auto",
-        caller,
-        signal: frame.signal,
+      response = await callChatModel(services, {
+        component: agent.cls,
+        modelId: agent.options.model,
+        scope: {
+          tenantId: frame.tenant.tenantId,
+          rootExecutionId: frame.rootExecutionId,
+          executionId: frame.executionId,
+          workflow: frame.workflow.name,
+        },
+        request: {
+          model: agent.options.model,
+          messages: [...conversation, ...added],
+          tools: specs,
+          toolChoice: structured ? "required" : "auto",
+          caller,
+          signal: frame.signal,
+        },
       });
     } catch (error) {
       if (error instanceof AgbossError && error.code === ErrorCode.ModelUnserved) throw error;

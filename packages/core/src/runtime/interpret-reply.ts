@@ -13,6 +13,7 @@ import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import { UninterpretableReplyError } from "../pauses/pause-errors.js";
 import type { PauseRecord } from "../store/pause-record.js";
 import { validateDecision } from "./approval.js";
+import { callChatModel } from "./model-call.js";
 import { frameOfPause } from "./pause-book.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
@@ -81,27 +82,36 @@ export async function interpretReply(
   const caller = `reply-interpreter:${options.name}`;
   let response: Awaited<ReturnType<Awaited<ReturnType<RuntimeServices["models"]["resolve"]>>["invoke"]>>;
   try {
-    const model = await services.models.resolve(options.model as string, interpreter, caller);
     response = await ExecutionContext.run(frame, () =>
-      model.invoke({
-        model: options.model as string,
-        messages: [
-          {
-            role: "system",
-            content: options.prompt ?? "Read the reply to the question and give the decision it expresses.",
-          },
-          { role: "user", content: interpreterMessage(ask, reply) },
-        ],
-        tools: [
-          {
-            name: ANSWER_TOOL_NAME,
-            description: "Give the decision the reply expresses. Call it exactly once.",
-            parameters: dtoJsonSchema(DecisionDto),
-          },
-        ],
-        toolChoice: "required",
-        caller,
-        signal: frame.signal,
+      callChatModel(services, {
+        component: interpreter,
+        modelId: options.model as string,
+        scope: {
+          tenantId: pause.tenantId,
+          rootExecutionId: pause.rootExecutionId,
+          executionId: pause.executionId,
+          workflow: frame.workflow.name,
+        },
+        request: {
+          model: options.model as string,
+          messages: [
+            {
+              role: "system",
+              content: options.prompt ?? "Read the reply to the question and give the decision it expresses.",
+            },
+            { role: "user", content: interpreterMessage(ask, reply) },
+          ],
+          tools: [
+            {
+              name: ANSWER_TOOL_NAME,
+              description: "Give the decision the reply expresses. Call it exactly once.",
+              parameters: dtoJsonSchema(DecisionDto),
+            },
+          ],
+          toolChoice: "required",
+          caller,
+          signal: frame.signal,
+        },
       }),
     );
   } catch (error) {
