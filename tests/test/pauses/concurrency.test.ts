@@ -193,3 +193,35 @@ onEachBackend(OfficeApplication, (test) => {
     expect(final?.status).toBe(ExecutionStatus.Completed);
   });
 });
+
+onEachBackend(OfficeApplication, (test) => {
+  test("a resume that waited for the lease after the holder finished the tree reports it without finishing it again", async ({
+    app,
+    openApp,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { refundPauseId, expensePauseId, threadKey } = await pauseTwo(app, mockLlm, "t-once");
+    const blocker = await store.leases.acquire({
+      key: threadKey,
+      holder: "another-instance",
+      now: clock.now(),
+      ttlMs: 30_000,
+    });
+    const other = await openApp();
+    const a = other.resume({ pauseId: refundPauseId, decision: { approved: true } }, manager);
+    const b = app.resume({ pauseId: expensePauseId, decision: { approved: true } }, owner);
+    await vi.waitFor(async () => {
+      const statuses = (await store.pauses.list({ tenantId: "acme", threadId: "t-once" })).map(
+        (p) => p.status,
+      );
+      expect(statuses).toEqual([PauseStatus.Resolved, PauseStatus.Resolved]);
+    });
+    await store.leases.release(blocker as NonNullable<typeof blocker>);
+    const results = await Promise.all([a, b]);
+    expect(results.map((r) => r.status)).toEqual([ExecutionStatus.Completed, ExecutionStatus.Completed]);
+    const finishes = [...app.get(Desk).events, ...other.get(Desk).events].filter((e) => e === "finish");
+    expect(finishes).toHaveLength(1);
+  });
+});

@@ -559,6 +559,7 @@ export class App {
       let command: unknown = first;
       let snapshot: Awaited<ReturnType<CompiledFlow["getState"]>> | undefined;
       let finished: FlowStateValue | undefined;
+      let moved = false;
       for (;;) {
         if (command === CONTINUE) {
           snapshot = await graph.getState(config);
@@ -566,6 +567,7 @@ export class App {
           if (Object.keys(map).length === 0) break;
           command = new Command({ resume: map });
         }
+        moved = true;
         const out = (await ExecutionContext.run(frame, () =>
           graph.invoke(command as never, {
             configurable: { thread_id: key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
@@ -611,6 +613,24 @@ export class App {
           };
         }
         finished = snapshot.values as FlowStateValue;
+        if (!moved) {
+          // Another pass already finished the tree (a caller that waited for its lease): report, don't redo.
+          return {
+            status: ExecutionStatus.Completed,
+            output: finished.run.output,
+            threadId: frame.threadId,
+            executionId: frame.executionId,
+            pending: [],
+            ...(withRecord
+              ? {
+                  record: {
+                    ...this.#record(tree, ExecutionStatus.Completed, finished, undefined, []),
+                    pauses: await this.#auditOf(tenantId, frame.rootExecutionId),
+                  },
+                }
+              : {}),
+          };
+        }
       }
       const state = finished;
       const record = this.#record(

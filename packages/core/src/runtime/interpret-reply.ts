@@ -9,11 +9,12 @@ import type { ReplyInterpreterHandler } from "../interpreters/component-types.js
 import { ReplyInterpretation } from "../interpreters/reply-interpretation.js";
 import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
 import type { ModelUsage } from "../models/chat-model.js";
+import { Decision } from "../models/decision-model.js";
 import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import { UninterpretableReplyError } from "../pauses/pause-errors.js";
 import type { PauseRecord } from "../store/pause-record.js";
 import { validateDecision } from "./approval.js";
-import { callChatModel } from "./model-call.js";
+import { callChatModel, callDecisionModel } from "./model-call.js";
 import { frameOfPause } from "./pause-book.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
@@ -21,13 +22,22 @@ import type { RuntimeServices } from "./runtime-services.js";
 export interface Interpreted {
   readonly decision: ToolCallApprovalDecisionDto;
   readonly cost:
-    | { readonly interpreter: string; readonly model?: string; readonly usage?: ModelUsage }
+    | {
+        readonly interpreter: string;
+        readonly model?: string;
+        readonly usage?: ModelUsage;
+        readonly probabilityYes?: number;
+      }
     | undefined;
 }
 
 function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** What a decision model is asked before the interpreter's own prompt. @internal */
+export const DECISION_QUESTION =
+  "A person answered the question below in their own words. Does their reply approve the request? Answer yes or no.";
 
 /** The input message a model interpreter reads: the question and the reply, under their headings. @internal */
 export function interpreterMessage(ask: ChannelAskValue<unknown>, reply: string): string {
@@ -80,6 +90,48 @@ export async function interpretReply(
     return { decision: checked(outcome.decision), cost: undefined };
   }
   const caller = `reply-interpreter:${options.name}`;
+  const scope = {
+    tenantId: pause.tenantId,
+    rootExecutionId: pause.rootExecutionId,
+    executionId: pause.executionId,
+    workflow: frame.workflow.name,
+  };
+  if (services.models.isDecisionModel(options.model as string)) {
+    // A decision model reads approve / refuse only: one yes / no about `approved`, nothing else.
+    let decided: Awaited<ReturnType<typeof callDecisionModel>>;
+    try {
+      decided = await ExecutionContext.run(frame, () =>
+        callDecisionModel(services, {
+          component: interpreter,
+          modelId: options.model as string,
+          scope,
+          request: {
+            model: options.model as string,
+            question: Decision.noul("approved"),
+            instructions: `${DECISION_QUESTION}${options.prompt === undefined ? "" : `\n\n${options.prompt}`}`,
+            input: interpreterMessage(ask, reply),
+            caller,
+            signal: frame.signal,
+          },
+        }),
+      );
+    } catch (error) {
+      throw unreadable(`the interpreter's model failed: ${reasonOf(error)}`, error);
+    }
+    const p = decided.probabilityYes;
+    if (typeof p !== "number" || Number.isNaN(p) || p < 0 || p > 1) {
+      throw unreadable(`the interpreter's decision model gave no probability (got ${String(p)}).`);
+    }
+    return {
+      decision: checked({ approved: p > 0.5 }),
+      cost: {
+        interpreter: options.name,
+        model: options.model as string,
+        probabilityYes: p,
+        ...(decided.usage === undefined ? {} : { usage: decided.usage }),
+      },
+    };
+  }
   let response: Awaited<ReturnType<Awaited<ReturnType<RuntimeServices["models"]["resolve"]>>["invoke"]>>;
   try {
     response = await ExecutionContext.run(frame, () =>

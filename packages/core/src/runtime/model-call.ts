@@ -1,5 +1,6 @@
 import type { AnyClass } from "../components/component-registry.js";
 import type { ChatRequest, ChatResponse } from "../models/chat-model.js";
+import type { DecisionRequest, DecisionResponse } from "../models/decision-model.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** Who a model call is made for: the budgets it counts against and the policies it reads through. @internal */
@@ -28,4 +29,21 @@ export interface ModelCall {
 export async function callChatModel(services: RuntimeServices, call: ModelCall): Promise<ChatResponse> {
   const model = await services.models.resolve(call.modelId, call.component, call.request.caller);
   return model.invoke(call.request);
+}
+
+/** One decision-model call (a yes / no with a probability). @internal */
+export interface DecisionCall {
+  readonly component: AnyClass;
+  readonly modelId: string;
+  readonly scope: ModelCallScope;
+  readonly request: DecisionRequest;
+}
+
+/** Makes a decision-model call; like {@link callChatModel}, the one place every such call goes through. @internal */
+export async function callDecisionModel(
+  services: RuntimeServices,
+  call: DecisionCall,
+): Promise<DecisionResponse> {
+  const model = await services.models.resolveDecision(call.modelId, call.component, call.request.caller);
+  return model.decide(call.request);
 }

@@ -2,6 +2,7 @@ import type { AnyClass } from "../components/component-registry.js";
 import type { Container } from "../container/container.js";
 import { ModelUnservedError } from "../errors/runtime-errors.js";
 import type { ChatModel } from "../models/chat-model.js";
+import type { DecisionModel } from "../models/decision-model.js";
 import {
   type ModelProviderHandler,
   type ModelProviderOptions,
@@ -31,6 +32,35 @@ export class ModelRegistry {
   /** The model of any component without an override, instead of the providers. */
   setFallback(fallback: (component: AnyClass, caller: string) => ChatModel): void {
     this.#fallback = fallback;
+  }
+
+  /** True when a provider lists `modelId` among its decision models (`decides`). */
+  isDecisionModel(modelId: string): boolean {
+    const provider = this.providers.find((p) => servesModel(p.options.serves, modelId));
+    return provider?.options.decides !== undefined && servesModel(provider.options.decides, modelId);
+  }
+
+  /** The decision model for `component`: an override that can decide, else the provider's. */
+  async resolveDecision(modelId: string, component: AnyClass, caller: string): Promise<DecisionModel> {
+    const override = this.#overrides.get(component) ?? this.#fallback?.(component, caller);
+    if (override !== undefined) {
+      if (typeof (override as Partial<DecisionModel>).decide === "function")
+        return override as unknown as DecisionModel;
+      throw new ModelUnservedError(
+        modelId,
+        `${caller} (its script cannot answer yes / no: script it with decideWith(…))`,
+      );
+    }
+    const provider = this.providers.find((p) => servesModel(p.options.serves, modelId));
+    if (provider === undefined) throw new ModelUnservedError(modelId, caller);
+    const handler = this.container.get(provider.cls as AnyClass<ModelProviderHandler>);
+    if (typeof handler.decisionModel !== "function") {
+      throw new ModelUnservedError(
+        modelId,
+        `${caller} (${provider.options.name} lists it in decides but has no decisionModel(modelId))`,
+      );
+    }
+    return handler.decisionModel(modelId);
   }
 
   /** The model for `component`, which names `modelId`. */
