@@ -1,8 +1,12 @@
+import type { DeclaredTypeOr } from "../interpreters/component-types.js";
 import type { PauseCancellation } from "../pauses/pause-status.js";
 
-/** The arguments of the tool call a role approves. */
-// biome-ignore lint/suspicious/noExplicitAny: the role's approves DTO is not known to the type system here
-export type ApprovalArguments<_TRole> = Record<string, any>;
+/**
+ * The arguments of the tool call a role approves: the role's `approves` DTO when a generated
+ * `.agboss/types.d.ts` declares it (the role's `__agbossTypes` input), else any record.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: without generated types the role's approves DTO is not known here
+export type ApprovalArguments<TRole> = DeclaredTypeOr<TRole, "input", Record<string, any>>;
 
 /** The question as the channel receives it. */
 export interface ChannelAskValue<TRole> {

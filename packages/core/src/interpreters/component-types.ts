@@ -25,27 +25,31 @@ export interface ComponentTypes<TInput, TOutput> {
   readonly __agbossTypes?: { readonly input: TInput; readonly output: TOutput };
 }
 
-type Declared<T, K extends "input" | "output"> = T extends { readonly __agbossTypes?: infer D }
-  ? D extends { readonly [P in K]: infer V }
+/**
+ * What a generated declaration gave `T` under `K` (its `__agbossTypes` phantom), else `TFallback`.
+ * A class without the phantom, `unknown` and any other type without it get the fallback.
+ */
+export type DeclaredTypeOr<T, K extends "input" | "output", TFallback> = T extends {
+  readonly __agbossTypes?: infer D;
+}
+  ? NonNullable<D> extends { readonly [P in K]: infer V }
     ? V
-    : undefined
-  : undefined;
+    : TFallback
+  : TFallback;
 
 /** What a component takes: a tool's input, an interpreter's `{ ask, reply }`. */
-export type InputOf<T> =
-  Declared<T, "input"> extends undefined
-    ? T extends { run(input: infer I): unknown }
-      ? I
-      : ReplyInterpreterInput
-    : Declared<T, "input">;
+export type InputOf<T> = DeclaredTypeOr<
+  T,
+  "input",
+  T extends { run(input: infer I): unknown } ? I : ReplyInterpreterInput
+>;
 
 /** What a component gives: a tool's output, an interpreter's decision. */
-export type OutputOf<T> =
-  Declared<T, "output"> extends undefined
-    ? T extends { run(input: never): infer O }
-      ? Awaited<O>
-      : ToolCallApprovalDecisionDto
-    : Declared<T, "output">;
+export type OutputOf<T> = DeclaredTypeOr<
+  T,
+  "output",
+  T extends { run(input: never): infer O } ? Awaited<O> : ToolCallApprovalDecisionDto
+>;
 
 /** What a `DecidedBy.Code` interpreter implements. `interpret` may be sync or async; a throw counts as unreadable. */
 export interface ReplyInterpreterHandler<TSelf> {

@@ -1,4 +1,4 @@
-import { Send } from "@langchain/langgraph";
+import { END, Send, START, StateGraph } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
 import { ExecutionContext } from "../container/execution-context.js";
 import { WorkflowFinishTextDto } from "../dto/builtin-dtos.js";
@@ -11,8 +11,9 @@ import type { ChatMessage, ChatToolCall, ChatToolSpec } from "../models/chat-mod
 import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import { fenceOf } from "../store/fence.js";
+import { AgentState, type AgentStateUpdate, type AgentStateValue, type BranchPath } from "./agent-state.js";
 import { type Approval, awaitApproval } from "./approval.js";
-import type { FlowStateUpdate, FlowStateValue, LoopState } from "./flow-state.js";
+import type { LoopState } from "./flow-state.js";
 import { callChatModel } from "./model-call.js";
 import { runTool } from "./run-tool.js";
 import type { RuntimeServices } from "./runtime-services.js";
@@ -21,12 +22,17 @@ import { stepRecord } from "./step-record.js";
 const DEFAULT_MAX_ITERATIONS = 10;
 const DEFAULT_MAX_VALIDATION_ATTEMPTS = 2;
 
+/** The model-turn node of an agent's subgraph. @internal */
+export const AGENT_MODEL_NODE = "model";
+/** The tool-call node of an agent's subgraph (one task per call). @internal */
+export const AGENT_TOOLS_NODE = "tools";
+
 /** What a tool task gets through its `Send`. @internal */
 export interface ToolTask {
   readonly nodeId: string;
-  readonly executionId: string;
   readonly call: ChatToolCall;
   readonly loop: LoopState;
+  readonly branch: BranchPath | undefined;
 }
 
 function renderInput(value: unknown): string {
@@ -70,29 +76,25 @@ export function toolSpecs(agent: AssembledAgent): ChatToolSpec[] {
  * where the loop goes (the tools, another try at a valid answer, or the next step).
  * @internal
  */
-export function agentModelNode(
-  services: RuntimeServices,
-  agent: AssembledAgent,
-  nodeId: string,
-  inputOf: (s: FlowStateValue) => unknown,
-) {
+export function agentModelNode(services: RuntimeServices, agent: AssembledAgent) {
   const maxIterations = agent.options.maxToolLoopIterations ?? DEFAULT_MAX_ITERATIONS;
   const maxValidation = agent.options.maxValidationAttempts ?? DEFAULT_MAX_VALIDATION_ATTEMPTS;
   const specs = toolSpecs(agent);
   const structured = specs.some((s) => s.name === ANSWER_TOOL_NAME);
-  return async (state: FlowStateValue): Promise<FlowStateUpdate> => {
+  return async (state: AgentStateValue): Promise<AgentStateUpdate> => {
     const frame = currentFrame();
-    const previous = state.run.loops[nodeId];
-    const conversation = state.conversations[nodeId] ?? [];
+    const nodeId = state.nodeId;
+    const previous = state.loop;
+    const conversation = [...state.history, ...state.messages];
     const added: ChatMessage[] = [];
     let loop: LoopState;
     if (previous?.active === true) {
       loop = { ...previous, iteration: previous.iteration + 1 };
     } else {
       if (conversation.length === 0) added.push({ role: "system", content: agent.options.prompt });
-      added.push({ role: "user", content: renderInput(inputOf(state)) });
+      added.push({ role: "user", content: renderInput(state.input) });
       loop = {
-        visit: (previous?.visit ?? 0) + 1,
+        visit: state.visit,
         iteration: 1,
         validationAttempts: 0,
         active: true,
@@ -146,7 +148,7 @@ export function agentModelNode(
     };
     const workCalls = response.toolCalls.filter((c) => c.name !== ANSWER_TOOL_NAME);
     const answerCall = response.toolCalls.find((c) => c.name === ANSWER_TOOL_NAME);
-    const outputs: Record<string, unknown> = {};
+    let output: unknown;
     if (workCalls.length > 0) {
       // Answer calls made alongside work are refused; the model answers again once the tools returned.
       for (const call of response.toolCalls.filter((c) => c.name === ANSWER_TOOL_NAME)) {
@@ -161,9 +163,10 @@ export function agentModelNode(
     } else {
       let failure: string | undefined;
       if (structured) {
-        const output = agent.options.output as NonNullable<typeof agent.options.output>;
-        const parsed = answerCall === undefined ? undefined : output.schema.safeParse(answerCall.arguments);
-        if (parsed?.success === true) outputs[nodeId] = parsed.data;
+        const answerDto = agent.options.output as NonNullable<typeof agent.options.output>;
+        const parsed =
+          answerCall === undefined ? undefined : answerDto.schema.safeParse(answerCall.arguments);
+        if (parsed?.success === true) output = parsed.data;
         else
           failure =
             parsed === undefined
@@ -180,7 +183,7 @@ export function agentModelNode(
           added.push({ role: "user", content: `Your reply was not accepted: ${failure}` });
         }
       } else {
-        outputs[nodeId] = { text: response.content };
+        output = { text: response.content };
       }
       if (failure === undefined) loop = { ...loop, active: false, route: "done" };
       else {
@@ -194,35 +197,29 @@ export function agentModelNode(
         }
       }
     }
-    return {
-      conversations: { [nodeId]: added },
-      run: { loops: { [nodeId]: loop }, outputs, steps: [modelStep] },
-    };
+    return { messages: added, loop, steps: [modelStep], ...(output === undefined ? {} : { output }) };
   };
 }
 
 /** Where the loop goes after a model turn. @internal */
-export function agentRouter(nodeId: string, next: string, executionIdOf: (s: FlowStateValue) => string) {
-  return (state: FlowStateValue): string | Send[] => {
-    const loop = state.run.loops[nodeId];
-    if (loop?.route === "tools") {
-      const conversation = state.conversations[nodeId] ?? [];
-      const last = [...conversation].reverse().find((m) => m.role === "assistant");
-      const calls =
-        last?.role === "assistant" ? (last.toolCalls ?? []).filter((c) => c.name !== ANSWER_TOOL_NAME) : [];
-      return calls.map(
-        (call) =>
-          new Send(`${nodeId}/tools`, {
-            nodeId,
-            call,
-            loop,
-            executionId: executionIdOf(state),
-          } satisfies ToolTask),
-      );
-    }
-    if (loop?.route === "retry") return nodeId;
-    return next;
-  };
+export function agentRouter(state: AgentStateValue): string | Send[] {
+  const loop = state.loop;
+  if (loop?.route === "tools") {
+    const last = [...state.messages].reverse().find((m) => m.role === "assistant");
+    const calls =
+      last?.role === "assistant" ? (last.toolCalls ?? []).filter((c) => c.name !== ANSWER_TOOL_NAME) : [];
+    return calls.map(
+      (call) =>
+        new Send(AGENT_TOOLS_NODE, {
+          nodeId: state.nodeId,
+          call,
+          loop,
+          branch: state.branch,
+        } satisfies ToolTask),
+    );
+  }
+  if (loop?.route === "retry") return AGENT_MODEL_NODE;
+  return END;
 }
 
 /**
@@ -234,7 +231,7 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
   return async (
     task: ToolTask,
     config?: { configurable?: Record<string, unknown> },
-  ): Promise<FlowStateUpdate> => {
+  ): Promise<AgentStateUpdate> => {
     const { nodeId, call, loop } = task;
     const tool: AssembledTool | undefined = agent.tools.get(call.name);
     let error: string | undefined;
@@ -252,7 +249,7 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
           nodeId,
           agent: agent.name,
           callId: call.id,
-          idempotencyKey: `${task.executionId}:${nodeId}:${loop.visit}:${call.id}`,
+          idempotencyKey: `${currentFrame().executionId}:${nodeId}:${loop.visit}:${call.id}`,
         };
         const approval: Approval =
           tool.channel === undefined
@@ -294,8 +291,23 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
       at: new Date(services.clock.now()).toISOString(),
     };
     return {
-      conversations: { [nodeId]: [{ role: "tool", toolCallId: call.id, name: call.name, content }] },
-      run: { steps: [toolStep] },
+      messages: [{ role: "tool", toolCallId: call.id, name: call.name, content }],
+      steps: [toolStep],
     };
   };
 }
+
+/** Compiles an agent's tool loop as a subgraph; it checkpoints under its step's task. @internal */
+export function compileAgentGraph(services: RuntimeServices, agent: AssembledAgent) {
+  // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic, which StateGraph's generics cannot express
+  const graph = new StateGraph(AgentState) as unknown as StateGraph<any, any, any, string>;
+  graph.addNode(AGENT_MODEL_NODE, agentModelNode(services, agent));
+  graph.addNode(AGENT_TOOLS_NODE, agentToolNode(services, agent));
+  graph.addEdge(START, AGENT_MODEL_NODE);
+  graph.addConditionalEdges(AGENT_MODEL_NODE, agentRouter, [AGENT_MODEL_NODE, AGENT_TOOLS_NODE, END]);
+  graph.addEdge(AGENT_TOOLS_NODE, AGENT_MODEL_NODE);
+  return graph.compile();
+}
+
+/** A compiled agent subgraph. @internal */
+export type CompiledAgentGraph = ReturnType<typeof compileAgentGraph>;

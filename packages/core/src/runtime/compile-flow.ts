@@ -1,9 +1,10 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import type { AssembledFlow } from "../assembly/assembled-application.js";
+import type { AssembledAgent, AssembledFlow } from "../assembly/assembled-application.js";
 import { parseDto } from "../dto/dto.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
-import { agentModelNode, agentRouter, agentToolNode } from "./agent-nodes.js";
+import { type CompiledAgentGraph, compileAgentGraph } from "./agent-nodes.js";
+import { runAgentVisit } from "./agent-step.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
@@ -18,13 +19,33 @@ export function compileFlow(
 ) {
   // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic, which StateGraph's generics cannot express
   const graph = new StateGraph(FlowState) as unknown as StateGraph<any, any, any, string>;
-  const executionIdOf = (s: FlowStateValue) => s.run.executionId;
+  const agentGraphs = new Map<AssembledAgent, CompiledAgentGraph>();
+  const agentGraphOf = (agent: AssembledAgent) => {
+    let compiled = agentGraphs.get(agent);
+    if (compiled === undefined) {
+      compiled = compileAgentGraph(services, agent);
+      agentGraphs.set(agent, compiled);
+    }
+    return compiled;
+  };
   flow.steps.forEach((step, index) => {
     const previous = flow.steps[index - 1];
-    const inputOf = (s: FlowStateValue) =>
-      previous === undefined ? s.run.input : s.run.outputs[previous.nodeId];
-    graph.addNode(step.nodeId, agentModelNode(services, step.agent, step.nodeId, inputOf));
-    graph.addNode(`${step.nodeId}/tools`, agentToolNode(services, step.agent));
+    const subgraph = agentGraphOf(step.agent);
+    graph.addNode(step.nodeId, async (state: FlowStateValue): Promise<FlowStateUpdate> => {
+      const visit = (state.run.visits[step.nodeId] ?? 0) + 1;
+      const input = previous === undefined ? state.run.input : state.run.outputs[previous.nodeId];
+      const done = await runAgentVisit(subgraph, {
+        agent: step.agent,
+        nodeId: step.nodeId,
+        visit,
+        input,
+        history: state.conversations[step.nodeId] ?? [],
+      });
+      return {
+        conversations: { [step.nodeId]: done.messages },
+        run: { outputs: { [step.nodeId]: done.output }, steps: done.steps, visits: { [step.nodeId]: visit } },
+      };
+    });
   });
   const last = flow.steps.at(-1);
   graph.addNode(FINISH_NODE, (state: FlowStateValue): FlowStateUpdate => {
@@ -35,19 +56,15 @@ export function compileFlow(
       throw new StepFailedError(
         FINISH_NODE,
         `The flow's last step produced no valid ${flow.finish.output.name}.`,
-        { cause: error },
+        {
+          cause: error,
+        },
       );
     }
   });
   graph.addEdge(START, flow.steps[0]?.nodeId ?? FINISH_NODE);
   flow.steps.forEach((step, index) => {
-    const next = flow.steps[index + 1]?.nodeId ?? FINISH_NODE;
-    graph.addConditionalEdges(step.nodeId, agentRouter(step.nodeId, next, executionIdOf), [
-      step.nodeId,
-      `${step.nodeId}/tools`,
-      next,
-    ]);
-    graph.addEdge(`${step.nodeId}/tools`, step.nodeId);
+    graph.addEdge(step.nodeId, flow.steps[index + 1]?.nodeId ?? FINISH_NODE);
   });
   graph.addEdge(FINISH_NODE, END);
   return graph.compile({ checkpointer });

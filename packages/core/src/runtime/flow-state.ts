@@ -18,7 +18,8 @@ export interface RunState {
   readonly executionId: string;
   readonly input: unknown;
   readonly outputs: Readonly<Record<string, unknown>>;
-  readonly loops: Readonly<Record<string, LoopState>>;
+  /** How many times each step ran in this execution. */
+  readonly visits: Readonly<Record<string, number>>;
   readonly steps: readonly ExecutionStep[];
   readonly output: unknown;
 }
@@ -27,7 +28,7 @@ export interface RunState {
 export interface RunPatch {
   readonly reset?: { readonly executionId: string; readonly input: unknown };
   readonly outputs?: Readonly<Record<string, unknown>>;
-  readonly loops?: Readonly<Record<string, LoopState>>;
+  readonly visits?: Readonly<Record<string, number>>;
   readonly steps?: readonly ExecutionStep[];
   readonly output?: unknown;
 }
@@ -36,7 +37,7 @@ const emptyRun: RunState = {
   executionId: "",
   input: undefined,
   outputs: {},
-  loops: {},
+  visits: {},
   steps: [],
   output: undefined,
 };
@@ -46,7 +47,7 @@ function applyRunPatch(state: RunState, patch: RunPatch): RunState {
   return {
     ...base,
     outputs: patch.outputs === undefined ? base.outputs : { ...base.outputs, ...patch.outputs },
-    loops: patch.loops === undefined ? base.loops : { ...base.loops, ...patch.loops },
+    visits: patch.visits === undefined ? base.visits : { ...base.visits, ...patch.visits },
     steps: patch.steps === undefined ? base.steps : [...base.steps, ...patch.steps],
     output: "output" in patch ? patch.output : base.output,
   };
