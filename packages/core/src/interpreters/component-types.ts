@@ -4,8 +4,11 @@ import type { ReplyInterpretation } from "./reply-interpretation.js";
 
 /** What a reply interpreter reads: the pause's original question and the person's words. */
 export interface ReplyInterpreterInput<TArguments = Record<string, unknown>> {
-  /** The question as the channel was asked it (the real arguments, not masked). */
-  readonly ask: ChannelAskValue<unknown> & { readonly arguments: TArguments };
+  /**
+   * The question as the channel was asked it (the real arguments, not masked). `arguments` is the
+   * role's approved DTO when generated types declare it; no other field is allowed then.
+   */
+  readonly ask: Omit<ChannelAskValue<unknown>, "arguments"> & { readonly arguments: TArguments };
   /** The reply, as the webhook passed it. */
   readonly reply: string;
 }
