@@ -9,7 +9,7 @@ import { KyselyThreadRepository } from "./repositories/kysely-thread-repository.
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 import type { StoreDialectCapabilities } from "./store-dialect-capabilities.js";
 import type { WriteGate } from "./write-gate.js";
-import type { StoreDatabase } from "./write-transactions.js";
+import { type StoreDatabase, WriteTransactions } from "./write-transactions.js";
 
 /** What a {@link KyselyStore} is built from. */
 export interface KyselyStoreConfig {
@@ -46,11 +46,12 @@ export class KyselyStore implements Store {
 
   constructor(config: KyselyStoreConfig) {
     this.name = config.name;
-    this.#database = Object.freeze({
+    const database = {
       db: config.db,
       capabilities: Object.freeze({ ...config.capabilities }),
       writeGate: config.writeGate,
-    });
+    };
+    this.#database = Object.freeze({ ...database, transactions: new WriteTransactions(database) });
     this.#onClose = config.onClose;
     this.threads = new KyselyThreadRepository(this.#database);
     this.executions = new KyselyExecutionRecordRepository(this.#database);

@@ -9,6 +9,7 @@
  *   supportsReturning: true,
  *   blobType: "blob",
  *   lockDatabaseForMigrations: true,
+ *   groupCommit: true,
  * };
  */
 export interface StoreDialectCapabilities {
@@ -28,4 +29,10 @@ export interface StoreDialectCapabilities {
    * once (SQLite, whose kysely migration lock guards one connection only). Postgres uses kysely's advisory lock.
    */
   readonly lockDatabaseForMigrations: boolean;
+  /**
+   * Whether write transactions that queue up in one store while another runs join it and share its
+   * commit, each under a savepoint (SQLite: one connection, one writer at a time, and a disk sync per
+   * commit under `synchronous=FULL`). False where transactions should run side by side on a pool.
+   */
+  readonly groupCommit: boolean;
 }

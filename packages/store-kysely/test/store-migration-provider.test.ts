@@ -7,6 +7,7 @@ const capabilities: StoreDialectCapabilities = {
   supportsReturning: true,
   blobType: "bytea",
   lockDatabaseForMigrations: false,
+  groupCommit: false,
 };
 
 describe("StoreMigrationProvider", () => {

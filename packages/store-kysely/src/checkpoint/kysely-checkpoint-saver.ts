@@ -18,9 +18,11 @@ import {
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import type { Kysely, Selectable } from "kysely";
+import { FenceCheck } from "../fence-check.js";
 import type { AgbossDatabase, CheckpointTable, CheckpointWriteTable } from "../schema/agboss-database.js";
 import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
-import { assertFence, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
 
 type RunnableConfig = Parameters<BaseCheckpointSaver["getTuple"]>[0];
 type ChannelOrigins = Record<string, string>;
@@ -37,10 +39,14 @@ const EMPTY_CHANNEL = "empty";
  */
 export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #store: StoreDatabase;
+  readonly #queries: CheckpointQueries;
+  readonly #fence: FenceCheck;
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
     this.#store = store;
+    this.#queries = new CheckpointQueries(store);
+    this.#fence = new FenceCheck(store);
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -48,15 +54,14 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config);
-    let query = this.#store.db
-      .selectFrom("agboss_checkpoints")
-      .selectAll()
-      .where("thread_id", "=", threadId)
-      .where("checkpoint_ns", "=", namespace);
-    query = checkpointId
-      ? query.where("checkpoint_id", "=", checkpointId)
-      : query.orderBy("checkpoint_id", "desc").limit(1);
-    const row = await query.executeTakeFirst();
+    const db = this.#store.db;
+    const row = checkpointId
+      ? await this.#queries.byId.first(db, {
+          thread_id: threadId,
+          checkpoint_ns: namespace,
+          checkpoint_id: checkpointId,
+        })
+      : await this.#queries.latest.first(db, { thread_id: threadId, checkpoint_ns: namespace });
     return row === undefined ? undefined : this.#toTuple(row);
   }
 
@@ -121,12 +126,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     );
 
     await inWriteTransaction(this.#store, async (trx) => {
-      await assertFence(trx, this.#store.capabilities, fence);
+      await this.#fence.assert(trx, fence);
       const origins: ChannelOrigins = parentId
         ? await this.#originsOf(trx, threadId, namespace, parentId)
         : {};
       for (const { channel } of blobs) origins[channel] = checkpoint.id;
-      const row = {
+      await this.#queries.upsertCheckpoint.execute(trx, {
         thread_id: threadId,
         checkpoint_ns: namespace,
         checkpoint_id: checkpoint.id,
@@ -136,23 +141,14 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
         metadata_type: metadataType,
         metadata: toBlob(metadataBytes),
         channel_origins: JSON.stringify(origins),
-      };
-      const { thread_id: _t, checkpoint_ns: _n, checkpoint_id: _c, ...changes } = row;
-      await trx
-        .insertInto("agboss_checkpoints")
-        .values(row)
-        .onConflict((oc) => oc.columns(["thread_id", "checkpoint_ns", "checkpoint_id"]).doUpdateSet(changes))
-        .execute();
+      });
       for (const blob of blobs) {
-        await trx
-          .insertInto("agboss_checkpoint_blobs")
-          .values({ thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id, ...blob })
-          .onConflict((oc) =>
-            oc
-              .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
-              .doUpdateSet({ type: blob.type, value: blob.value }),
-          )
-          .execute();
+        await this.#queries.upsertBlob.execute(trx, {
+          thread_id: threadId,
+          checkpoint_ns: namespace,
+          checkpoint_id: checkpoint.id,
+          ...blob,
+        });
       }
     });
     return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
@@ -192,25 +188,16 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
         };
       }),
     );
+    // Special channels (negative idx) replace what their task wrote before; the others keep the first.
+    const replacing = rows.filter((row) => row.idx < 0);
+    const keeping = rows.filter((row) => row.idx >= 0);
     await inWriteTransaction(this.#store, async (trx) => {
-      await assertFence(trx, this.#store.capabilities, fence);
-      for (const row of rows) {
-        const key = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
-        await trx
-          .insertInto("agboss_checkpoint_writes")
-          .values(row)
-          .onConflict((oc) =>
-            row.idx < 0
-              ? oc.columns(key).doUpdateSet({
-                  channel: row.channel,
-                  type: row.type,
-                  value: row.value,
-                  task_path: row.task_path,
-                })
-              : oc.columns(key).doNothing(),
-          )
-          .execute();
+      await this.#fence.assert(trx, fence);
+      for (let start = 0; start < keeping.length; start += WRITES_PER_INSERT) {
+        const { query, args } = this.#queries.insertWrites(keeping.slice(start, start + WRITES_PER_INSERT));
+        await query.execute(trx, args);
       }
+      for (const row of replacing) await this.#queries.upsertWrite.execute(trx, row);
     });
   }
 
@@ -228,13 +215,11 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     namespace: string,
     checkpointId: string,
   ): Promise<ChannelOrigins> {
-    const row = await trx
-      .selectFrom("agboss_checkpoints")
-      .select("channel_origins")
-      .where("thread_id", "=", threadId)
-      .where("checkpoint_ns", "=", namespace)
-      .where("checkpoint_id", "=", checkpointId)
-      .executeTakeFirst();
+    const row = await this.#queries.originsOf.first(trx, {
+      thread_id: threadId,
+      checkpoint_ns: namespace,
+      checkpoint_id: checkpointId,
+    });
     return row === undefined ? {} : (fromJsonText(row.channel_origins) as ChannelOrigins);
   }
 
@@ -285,13 +270,11 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   async #orderedWrites(threadId: string, namespace: string, checkpointId: string) {
-    const rows = await this.#store.db
-      .selectFrom("agboss_checkpoint_writes")
-      .selectAll()
-      .where("thread_id", "=", threadId)
-      .where("checkpoint_ns", "=", namespace)
-      .where("checkpoint_id", "=", checkpointId)
-      .execute();
+    const { rows } = await this.#queries.writesOf.execute(this.#store.db, {
+      thread_id: threadId,
+      checkpoint_ns: namespace,
+      checkpoint_id: checkpointId,
+    });
     const keyOf = (w: Selectable<CheckpointWriteTable>) =>
       writesSortKey(w.task_path, w.task_id, toNumber(w.idx));
     return rows.sort((a, b) => compareWritesSortKeys(keyOf(a), keyOf(b)));

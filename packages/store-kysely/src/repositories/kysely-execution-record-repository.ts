@@ -1,5 +1,6 @@
 import type { ExecutionRecordRepository, StoredExecution, StoredPauseAnswer } from "@agboss/core";
-import type { Selectable } from "kysely";
+import type { Insertable, Selectable } from "kysely";
+import { PreparedQuery } from "../prepared-query.js";
 import type { ExecutionTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
@@ -7,9 +8,47 @@ import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js
 /** {@link ExecutionRecordRepository} on kysely; records and answers are JSON text columns. */
 export class KyselyExecutionRecordRepository implements ExecutionRecordRepository {
   readonly #store: StoreDatabase;
+  readonly #find: PreparedQuery<{ tenantId: string; executionId: string }, Selectable<ExecutionTable>>;
+  readonly #save: PreparedQuery<Insertable<ExecutionTable>>;
 
   constructor(store: StoreDatabase) {
     this.#store = store;
+    const db = store.db;
+    this.#find = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_executions")
+        .selectAll()
+        .where("tenant_id", "=", slot("tenantId"))
+        .where("execution_id", "=", slot("executionId")),
+    );
+    this.#save = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_executions")
+        .values({
+          tenant_id: slot("tenant_id"),
+          execution_id: slot("execution_id"),
+          root_execution_id: slot("root_execution_id"),
+          parent_execution_id: slot("parent_execution_id"),
+          thread_id: slot("thread_id"),
+          workflow_name: slot("workflow_name"),
+          status: slot("status"),
+          started_at: slot("started_at"),
+          updated_at: slot("updated_at"),
+          record: slot("record"),
+        })
+        .onConflict((oc) =>
+          oc.columns(["tenant_id", "execution_id"]).doUpdateSet((eb) => ({
+            root_execution_id: eb.ref("excluded.root_execution_id"),
+            parent_execution_id: eb.ref("excluded.parent_execution_id"),
+            thread_id: eb.ref("excluded.thread_id"),
+            workflow_name: eb.ref("excluded.workflow_name"),
+            status: eb.ref("excluded.status"),
+            started_at: eb.ref("excluded.started_at"),
+            updated_at: eb.ref("excluded.updated_at"),
+            record: eb.ref("excluded.record"),
+          })),
+        ),
+    );
   }
 
   async save(execution: StoredExecution): Promise<void> {
@@ -25,26 +64,14 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       updated_at: execution.updatedAt,
       record: toJsonText(execution.record),
     };
-    const { tenant_id: _tenant, execution_id: _execution, ...changes } = values;
-    await inWriteTransaction(this.#store, (trx) =>
-      trx
-        .insertInto("agboss_executions")
-        .values(values)
-        .onConflict((oc) => oc.columns(["tenant_id", "execution_id"]).doUpdateSet(changes))
-        .execute(),
-    );
+    await inWriteTransaction(this.#store, (trx) => this.#save.execute(trx, values));
   }
 
   async findByTenantIdAndExecutionId(
     tenantId: string,
     executionId: string,
   ): Promise<StoredExecution | undefined> {
-    const row = await this.#store.db
-      .selectFrom("agboss_executions")
-      .selectAll()
-      .where("tenant_id", "=", tenantId)
-      .where("execution_id", "=", executionId)
-      .executeTakeFirst();
+    const row = await this.#find.first(this.#store.db, { tenantId, executionId });
     return row === undefined ? undefined : toExecution(row);
   }
 

@@ -1,6 +1,11 @@
 import type { Fence, Lease, LeaseRepository } from "@agboss/core";
+import type { Selectable } from "kysely";
+import { PreparedQuery } from "../prepared-query.js";
+import type { LeaseTable } from "../schema/agboss-database.js";
 import { toMillis, toNumber } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+
+type Granted = { key: string; holder: string; epoch: number; expires_at: number };
 
 /**
  * {@link LeaseRepository} on kysely. A lease row is never deleted: releasing lapses it, so the next
@@ -8,70 +13,80 @@ import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js
  */
 export class KyselyLeaseRepository implements LeaseRepository {
   readonly #store: StoreDatabase;
+  readonly #find: PreparedQuery<{ key: string }, Selectable<LeaseTable>>;
+  readonly #lock: PreparedQuery<{ key: string }, Selectable<LeaseTable>>;
+  readonly #insert: PreparedQuery<Granted>;
+  readonly #take: PreparedQuery<Granted & { from: number }>;
+  readonly #expire: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
 
   constructor(store: StoreDatabase) {
     this.#store = store;
+    const db = store.db;
+    const select = (key: string) => db.selectFrom("agboss_leases").selectAll().where("key", "=", key);
+    this.#find = new PreparedQuery((slot) => select(slot("key")));
+    this.#lock = new PreparedQuery((slot) =>
+      store.capabilities.lockRowsForUpdate ? select(slot("key")).forUpdate() : select(slot("key")),
+    );
+    this.#insert = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_leases")
+        .values({
+          key: slot("key"),
+          holder: slot("holder"),
+          epoch: slot("epoch"),
+          expires_at: slot("expires_at"),
+        })
+        .onConflict((oc) => oc.column("key").doNothing()),
+    );
+    this.#take = new PreparedQuery((slot) =>
+      db
+        .updateTable("agboss_leases")
+        .set({ holder: slot("holder"), epoch: slot("epoch"), expires_at: slot("expires_at") })
+        .where("key", "=", slot("key"))
+        .where("epoch", "=", slot("from")),
+    );
+    this.#expire = new PreparedQuery((slot) =>
+      db
+        .updateTable("agboss_leases")
+        .set({ expires_at: slot("expires_at") })
+        .where("key", "=", slot("key"))
+        .where("epoch", "=", slot("epoch")),
+    );
   }
 
   acquire(args: { key: string; holder: string; now: number; ttlMs: number }): Promise<Lease | undefined> {
     const { key, holder, now, ttlMs } = args;
     const expiresAt = now + ttlMs;
     return inWriteTransaction(this.#store, async (trx) => {
-      let query = trx.selectFrom("agboss_leases").selectAll().where("key", "=", key);
-      if (this.#store.capabilities.lockRowsForUpdate) query = query.forUpdate();
-      const current = await query.executeTakeFirst();
+      const current = await this.#lock.first(trx, { key });
       if (current === undefined) {
-        const inserted = await trx
-          .insertInto("agboss_leases")
-          .values({ key, holder, epoch: 1, expires_at: expiresAt })
-          .onConflict((oc) => oc.column("key").doNothing())
-          .executeTakeFirst();
-        return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1
-          ? { key, holder, epoch: 1, expiresAt }
-          : undefined;
+        const inserted = await this.#insert.affected(trx, { key, holder, epoch: 1, expires_at: expiresAt });
+        return inserted === 1 ? { key, holder, epoch: 1, expiresAt } : undefined;
       }
       const epoch = toNumber(current.epoch);
       if (current.holder !== holder && toMillis(current.expires_at) > now) return undefined;
-      const updated = await trx
-        .updateTable("agboss_leases")
-        .set({ holder, epoch: epoch + 1, expires_at: expiresAt })
-        .where("key", "=", key)
-        .where("epoch", "=", epoch)
-        .executeTakeFirst();
-      return Number(updated.numUpdatedRows) === 1 ? { key, holder, epoch: epoch + 1, expiresAt } : undefined;
+      const grant = { key, holder, epoch: epoch + 1, expires_at: expiresAt };
+      const updated = await this.#take.affected(trx, { ...grant, from: epoch });
+      return updated === 1 ? { key, holder, epoch: epoch + 1, expiresAt } : undefined;
     });
   }
 
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
     const { fence, now, ttlMs } = args;
     const updated = await inWriteTransaction(this.#store, (trx) =>
-      trx
-        .updateTable("agboss_leases")
-        .set({ expires_at: now + ttlMs })
-        .where("key", "=", fence.key)
-        .where("epoch", "=", fence.epoch)
-        .executeTakeFirst(),
+      this.#expire.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs }),
     );
-    return Number(updated.numUpdatedRows) === 1;
+    return updated === 1;
   }
 
   async release(fence: Fence): Promise<void> {
     await inWriteTransaction(this.#store, (trx) =>
-      trx
-        .updateTable("agboss_leases")
-        .set({ expires_at: 0 })
-        .where("key", "=", fence.key)
-        .where("epoch", "=", fence.epoch)
-        .execute(),
+      this.#expire.execute(trx, { key: fence.key, epoch: fence.epoch, expires_at: 0 }),
     );
   }
 
   async find(key: string): Promise<Lease | undefined> {
-    const row = await this.#store.db
-      .selectFrom("agboss_leases")
-      .selectAll()
-      .where("key", "=", key)
-      .executeTakeFirst();
+    const row = await this.#find.first(this.#store.db, { key });
     if (row === undefined) return undefined;
     return {
       key: row.key,

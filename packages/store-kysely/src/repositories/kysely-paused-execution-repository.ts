@@ -9,9 +9,11 @@ import {
   PauseStatus,
 } from "@agboss/core";
 import type { Kysely, Selectable, Updateable } from "kysely";
+import { FenceCheck } from "../fence-check.js";
+import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
-import { assertFence, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 
 /**
  * {@link PausedExecutionRepository} on kysely. Each status change is one `update … where status = ?`
@@ -20,41 +22,64 @@ import { assertFence, inWriteTransaction, type StoreDatabase } from "../write-tr
  */
 export class KyselyPausedExecutionRepository implements PausedExecutionRepository {
   readonly #store: StoreDatabase;
+  readonly #fence: FenceCheck;
+  readonly #insert: PreparedQuery<ReturnType<typeof toRow>>;
+  readonly #byIdempotencyKey: PreparedQuery<{ tenantId: string; key: string }, Selectable<PauseTable>>;
+  readonly #byPauseId: PreparedQuery<{ tenantId: string; pauseId: string }, Selectable<PauseTable>>;
+  /** The conditional updates, one per set of changed columns, compiled the first time each runs. */
+  readonly #updates = new Map<string, PreparedQuery<Record<string, unknown>, Selectable<PauseTable>>>();
 
   constructor(store: StoreDatabase) {
     this.#store = store;
+    this.#fence = new FenceCheck(store);
+    const db = store.db;
+    this.#insert = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_pauses")
+        .values(Object.fromEntries(PAUSE_COLUMNS.map((column) => [column, slot(column)])) as never)
+        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing()),
+    );
+    this.#byIdempotencyKey = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_pauses")
+        .selectAll()
+        .where("tenant_id", "=", slot("tenantId"))
+        .where("idempotency_key", "=", slot("key")),
+    );
+    this.#byPauseId = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_pauses")
+        .selectAll()
+        .where("tenant_id", "=", slot("tenantId"))
+        .where("pause_id", "=", slot("pauseId")),
+    );
   }
 
   findOrCreate(record: PauseRecord, fence?: Fence): Promise<PauseRecord> {
     const row = toRow(record);
     return inWriteTransaction(this.#store, async (trx) => {
-      await assertFence(trx, this.#store.capabilities, fence);
-      await trx
-        .insertInto("agboss_pauses")
-        .values(row)
-        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing())
-        .execute();
-      const stored = await selectByIdempotencyKey(trx, record.tenantId, record.idempotencyKey);
+      await this.#fence.assert(trx, fence);
+      await this.#insert.execute(trx, row);
+      const stored = await this.#byIdempotencyKey.first(trx, {
+        tenantId: record.tenantId,
+        key: record.idempotencyKey,
+      });
       if (stored === undefined) throw new Error(`The pause "${record.pauseId}" was not stored.`);
-      return stored;
+      return toPause(stored);
     });
   }
 
   async findByTenantIdAndPauseId(tenantId: string, pauseId: string): Promise<PauseRecord | undefined> {
-    const row = await this.#store.db
-      .selectFrom("agboss_pauses")
-      .selectAll()
-      .where("tenant_id", "=", tenantId)
-      .where("pause_id", "=", pauseId)
-      .executeTakeFirst();
+    const row = await this.#byPauseId.first(this.#store.db, { tenantId, pauseId });
     return row === undefined ? undefined : toPause(row);
   }
 
-  findByTenantIdAndIdempotencyKey(
+  async findByTenantIdAndIdempotencyKey(
     tenantId: string,
     idempotencyKey: string,
   ): Promise<PauseRecord | undefined> {
-    return selectByIdempotencyKey(this.#store.db, tenantId, idempotencyKey);
+    const row = await this.#byIdempotencyKey.first(this.#store.db, { tenantId, key: idempotencyKey });
+    return row === undefined ? undefined : toPause(row);
   }
 
   async list(query: PauseQuery): Promise<PauseRecord[]> {
@@ -114,7 +139,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
             resolved_at: args.at,
           };
     return inWriteTransaction(this.#store, async (trx) => {
-      await assertFence(trx, this.#store.capabilities, fence);
+      await this.#fence.assert(trx, fence);
       if (decided !== undefined) {
         const taken = await this.#update(trx, tenantId, pauseId, PauseStatus.Pending, decided);
         if (taken !== undefined) return taken;
@@ -157,7 +182,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     fence?: Fence | undefined;
   }): Promise<PauseRecord | undefined> {
     return inWriteTransaction(this.#store, async (trx) => {
-      await assertFence(trx, this.#store.capabilities, args.fence);
+      await this.#fence.assert(trx, args.fence);
       return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
     });
   }
@@ -169,41 +194,60 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     from: PauseStatus,
     set: Updateable<PauseTable>,
   ): Promise<PauseRecord | undefined> {
-    const update = trx
-      .updateTable("agboss_pauses")
-      .set(set)
-      .where("tenant_id", "=", tenantId)
-      .where("pause_id", "=", pauseId)
-      .where("status", "=", from);
+    const changes = set as Record<string, unknown>;
+    const columns = Object.keys(set).filter(
+      (column) => changes[column] !== undefined,
+    ) as (keyof Updateable<PauseTable> & string)[];
+    const update = this.#updateOf(columns);
+    const args: Record<string, unknown> = { ...set, tenantId, pauseId, from };
     if (this.#store.capabilities.supportsReturning) {
-      const row = await update.returningAll().executeTakeFirst();
+      const row = await update.first(trx, args);
       return row === undefined ? undefined : toPause(row);
     }
-    const result = await update.executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return undefined;
-    const row = await trx
-      .selectFrom("agboss_pauses")
-      .selectAll()
-      .where("tenant_id", "=", tenantId)
-      .where("pause_id", "=", pauseId)
-      .executeTakeFirst();
+    if ((await update.affected(trx, args)) !== 1) return undefined;
+    const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
     return row === undefined ? undefined : toPause(row);
+  }
+
+  #updateOf(columns: readonly (keyof Updateable<PauseTable> & string)[]) {
+    const key = columns.join(",");
+    let update = this.#updates.get(key);
+    if (update === undefined) {
+      update = new PreparedQuery((slot) => {
+        const query = this.#store.db
+          .updateTable("agboss_pauses")
+          .set(Object.fromEntries(columns.map((column) => [column, slot(column)])))
+          .where("tenant_id", "=", slot("tenantId") as string)
+          .where("pause_id", "=", slot("pauseId") as string)
+          .where("status", "=", slot("from") as string);
+        return this.#store.capabilities.supportsReturning ? query.returningAll() : query;
+      });
+      this.#updates.set(key, update);
+    }
+    return update;
   }
 }
 
-async function selectByIdempotencyKey(
-  db: Kysely<AgbossDatabase>,
-  tenantId: string,
-  idempotencyKey: string,
-): Promise<PauseRecord | undefined> {
-  const row = await db
-    .selectFrom("agboss_pauses")
-    .selectAll()
-    .where("tenant_id", "=", tenantId)
-    .where("idempotency_key", "=", idempotencyKey)
-    .executeTakeFirst();
-  return row === undefined ? undefined : toPause(row);
-}
+const PAUSE_COLUMNS = [
+  "tenant_id",
+  "pause_id",
+  "idempotency_key",
+  "thread_id",
+  "root_execution_id",
+  "execution_id",
+  "owner_id",
+  "status",
+  "resolution",
+  "is_sent",
+  "channel",
+  "answered_by",
+  "agent",
+  "ask",
+  "step",
+  "answer",
+  "asked_at",
+  "resolved_at",
+] as const satisfies readonly (keyof PauseTable)[];
 
 function toRow(record: PauseRecord) {
   return {

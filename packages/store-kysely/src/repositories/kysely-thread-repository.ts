@@ -1,5 +1,6 @@
 import type { ThreadRecord, ThreadRepository } from "@agboss/core";
-import type { Selectable } from "kysely";
+import type { Insertable, Selectable } from "kysely";
+import { PreparedQuery } from "../prepared-query.js";
 import type { ThreadTable } from "../schema/agboss-database.js";
 import { toMillis } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
@@ -7,18 +8,45 @@ import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js
 /** {@link ThreadRepository} on kysely. */
 export class KyselyThreadRepository implements ThreadRepository {
   readonly #store: StoreDatabase;
+  readonly #find: PreparedQuery<{ tenantId: string; threadId: string }, Selectable<ThreadTable>>;
+  readonly #save: PreparedQuery<Insertable<ThreadTable>>;
 
   constructor(store: StoreDatabase) {
     this.#store = store;
+    const db = store.db;
+    this.#find = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_threads")
+        .selectAll()
+        .where("tenant_id", "=", slot("tenantId"))
+        .where("thread_id", "=", slot("threadId")),
+    );
+    this.#save = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_threads")
+        .values({
+          tenant_id: slot("tenant_id"),
+          thread_id: slot("thread_id"),
+          owner_id: slot("owner_id"),
+          workflow_name: slot("workflow_name"),
+          latest_execution_id: slot("latest_execution_id"),
+          created_at: slot("created_at"),
+          updated_at: slot("updated_at"),
+        })
+        .onConflict((oc) =>
+          oc.columns(["tenant_id", "thread_id"]).doUpdateSet((eb) => ({
+            owner_id: eb.ref("excluded.owner_id"),
+            workflow_name: eb.ref("excluded.workflow_name"),
+            latest_execution_id: eb.ref("excluded.latest_execution_id"),
+            created_at: eb.ref("excluded.created_at"),
+            updated_at: eb.ref("excluded.updated_at"),
+          })),
+        ),
+    );
   }
 
   async findByTenantIdAndThreadId(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
-    const row = await this.#store.db
-      .selectFrom("agboss_threads")
-      .selectAll()
-      .where("tenant_id", "=", tenantId)
-      .where("thread_id", "=", threadId)
-      .executeTakeFirst();
+    const row = await this.#find.first(this.#store.db, { tenantId, threadId });
     return row === undefined ? undefined : toThread(row);
   }
 
@@ -32,21 +60,7 @@ export class KyselyThreadRepository implements ThreadRepository {
       created_at: thread.createdAt,
       updated_at: thread.updatedAt,
     };
-    await inWriteTransaction(this.#store, (trx) =>
-      trx
-        .insertInto("agboss_threads")
-        .values(values)
-        .onConflict((oc) =>
-          oc.columns(["tenant_id", "thread_id"]).doUpdateSet({
-            owner_id: values.owner_id,
-            workflow_name: values.workflow_name,
-            latest_execution_id: values.latest_execution_id,
-            created_at: values.created_at,
-            updated_at: values.updated_at,
-          }),
-        )
-        .execute(),
-    );
+    await inWriteTransaction(this.#store, (trx) => this.#save.execute(trx, values));
   }
 }
 

@@ -1,0 +1,155 @@
+import type { Insertable, Selectable } from "kysely";
+import { PreparedQuery } from "../prepared-query.js";
+import type {
+  CheckpointBlobTable,
+  CheckpointTable,
+  CheckpointWriteTable,
+} from "../schema/agboss-database.js";
+import type { StoreDatabase } from "../write-transactions.js";
+
+type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
+type WriteRow = Insertable<CheckpointWriteTable>;
+
+const WRITE_KEY = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
+const WRITE_COLUMNS = [...WRITE_KEY, "channel", "type", "value", "task_path"] as const;
+/** Most rows one insert of pending writes carries (9 parameters each, well under any dialect's limit). */
+export const WRITES_PER_INSERT = 100;
+
+/** The checkpointer's fixed-shape statements, compiled once per store. @internal */
+export class CheckpointQueries {
+  readonly latest: PreparedQuery<Omit<CheckpointKey, "checkpoint_id">, Selectable<CheckpointTable>>;
+  readonly byId: PreparedQuery<CheckpointKey, Selectable<CheckpointTable>>;
+  readonly originsOf: PreparedQuery<CheckpointKey, { channel_origins: string }>;
+  readonly upsertCheckpoint: PreparedQuery<Insertable<CheckpointTable>>;
+  readonly upsertBlob: PreparedQuery<Insertable<CheckpointBlobTable>>;
+  readonly writesOf: PreparedQuery<CheckpointKey, Selectable<CheckpointWriteTable>>;
+  /** Replaces a write with the same key: for the special channels (negative `idx`), the latest wins. */
+  readonly upsertWrite: PreparedQuery<WriteRow>;
+  readonly #store: StoreDatabase;
+  readonly #insertWrites = new Map<number, PreparedQuery<Record<string, unknown>>>();
+
+  constructor(store: StoreDatabase) {
+    this.#store = store;
+    const db = store.db;
+    this.latest = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_checkpoints")
+        .selectAll()
+        .where("thread_id", "=", slot("thread_id"))
+        .where("checkpoint_ns", "=", slot("checkpoint_ns"))
+        .orderBy("checkpoint_id", "desc")
+        .limit(1),
+    );
+    this.byId = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_checkpoints")
+        .selectAll()
+        .where("thread_id", "=", slot("thread_id"))
+        .where("checkpoint_ns", "=", slot("checkpoint_ns"))
+        .where("checkpoint_id", "=", slot("checkpoint_id")),
+    );
+    this.originsOf = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_checkpoints")
+        .select("channel_origins")
+        .where("thread_id", "=", slot("thread_id"))
+        .where("checkpoint_ns", "=", slot("checkpoint_ns"))
+        .where("checkpoint_id", "=", slot("checkpoint_id")),
+    );
+    this.upsertCheckpoint = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_checkpoints")
+        .values({
+          thread_id: slot("thread_id"),
+          checkpoint_ns: slot("checkpoint_ns"),
+          checkpoint_id: slot("checkpoint_id"),
+          parent_checkpoint_id: slot("parent_checkpoint_id"),
+          type: slot("type"),
+          checkpoint: slot("checkpoint"),
+          metadata_type: slot("metadata_type"),
+          metadata: slot("metadata"),
+          channel_origins: slot("channel_origins"),
+        })
+        .onConflict((oc) =>
+          oc.columns(["thread_id", "checkpoint_ns", "checkpoint_id"]).doUpdateSet((eb) => ({
+            parent_checkpoint_id: eb.ref("excluded.parent_checkpoint_id"),
+            type: eb.ref("excluded.type"),
+            checkpoint: eb.ref("excluded.checkpoint"),
+            metadata_type: eb.ref("excluded.metadata_type"),
+            metadata: eb.ref("excluded.metadata"),
+            channel_origins: eb.ref("excluded.channel_origins"),
+          })),
+        ),
+    );
+    this.upsertBlob = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_checkpoint_blobs")
+        .values({
+          thread_id: slot("thread_id"),
+          checkpoint_ns: slot("checkpoint_ns"),
+          checkpoint_id: slot("checkpoint_id"),
+          channel: slot("channel"),
+          type: slot("type"),
+          value: slot("value"),
+        })
+        .onConflict((oc) =>
+          oc
+            .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
+            .doUpdateSet((eb) => ({ type: eb.ref("excluded.type"), value: eb.ref("excluded.value") })),
+        ),
+    );
+    this.writesOf = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_checkpoint_writes")
+        .selectAll()
+        .where("thread_id", "=", slot("thread_id"))
+        .where("checkpoint_ns", "=", slot("checkpoint_ns"))
+        .where("checkpoint_id", "=", slot("checkpoint_id")),
+    );
+    this.upsertWrite = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_checkpoint_writes")
+        .values(writeSlots(slot as (name: string) => unknown, ""))
+        .onConflict((oc) =>
+          oc.columns(WRITE_KEY).doUpdateSet((eb) => ({
+            channel: eb.ref("excluded.channel"),
+            type: eb.ref("excluded.type"),
+            value: eb.ref("excluded.value"),
+            task_path: eb.ref("excluded.task_path"),
+          })),
+        ),
+    );
+  }
+
+  /**
+   * Inserts up to {@link WRITES_PER_INSERT} pending writes in one statement, keeping a row already stored
+   * under the same key; the statement for each row count is compiled the first time it is needed.
+   */
+  insertWrites(rows: readonly WriteRow[]): {
+    query: PreparedQuery<Record<string, unknown>>;
+    args: Record<string, unknown>;
+  } {
+    let query = this.#insertWrites.get(rows.length);
+    if (query === undefined) {
+      const count = rows.length;
+      query = new PreparedQuery((slot) =>
+        this.#store.db
+          .insertInto("agboss_checkpoint_writes")
+          .values(Array.from({ length: count }, (_, i) => writeSlots(slot, String(i))))
+          .onConflict((oc) => oc.columns(WRITE_KEY).doNothing()),
+      );
+      this.#insertWrites.set(count, query);
+    }
+    const args: Record<string, unknown> = {};
+    rows.forEach((row, i) => {
+      for (const column of WRITE_COLUMNS) args[`${column}${i}`] = row[column];
+    });
+    return { query, args };
+  }
+}
+
+function writeSlots(slot: (name: string) => unknown, suffix: string): WriteRow {
+  const row: Record<string, unknown> = {};
+  for (const column of WRITE_COLUMNS) row[column] = slot(`${column}${suffix}`);
+  return row as unknown as WriteRow;
+}

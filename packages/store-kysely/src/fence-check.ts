@@ -1,0 +1,28 @@
+import { type Fence, LeaseLostError } from "@agboss/core";
+import type { Kysely } from "kysely";
+import { PreparedQuery } from "./prepared-query.js";
+import type { AgbossDatabase } from "./schema/agboss-database.js";
+import { toNumber } from "./schema/columns.js";
+import type { StoreDatabase } from "./write-transactions.js";
+
+/** Compares a fence with its lease row, with one statement compiled once per store. @internal */
+export class FenceCheck {
+  readonly #epochOf: PreparedQuery<{ key: string }, { epoch: number | string | bigint }>;
+
+  constructor(store: StoreDatabase) {
+    this.#epochOf = new PreparedQuery((slot) => {
+      const query = store.db.selectFrom("agboss_leases").select("epoch").where("key", "=", slot("key"));
+      return store.capabilities.lockRowsForUpdate ? query.forUpdate() : query;
+    });
+  }
+
+  /**
+   * Throws {@link LeaseLostError} unless the lease row still carries the fence's epoch. Call it inside
+   * the write transaction, before writing.
+   */
+  async assert(trx: Kysely<AgbossDatabase>, fence: Fence | undefined): Promise<void> {
+    if (fence === undefined) return;
+    const row = await this.#epochOf.first(trx, { key: fence.key });
+    if (row === undefined || toNumber(row.epoch) !== fence.epoch) throw new LeaseLostError(fence);
+  }
+}
