@@ -2,13 +2,26 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { measurePair, type SideSummary } from "./measure.js";
+import { measurePair, type PhaseSummary, type SideSummary } from "./measure.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
-import type { Backend, Scenario, Synchronous } from "./scenarios/scenario.js";
+import { pauseResumeScenario } from "./scenarios/pause-resume.js";
+import { resumeLatencyScenario } from "./scenarios/resume-latency.js";
+import type {
+  Backend,
+  PairScenario,
+  Scenario,
+  ScenarioContext,
+  SoloResult,
+  SoloScenario,
+  Synchronous,
+} from "./scenarios/scenario.js";
 import { CallTimings, traceSqlite } from "./store-timing.js";
 
-/** Every scenario, in the order they run. Later ones (pause/resume, resume latency) join this list. */
-const SCENARIOS: readonly Scenario[] = [oneToolAgentScenario];
+/** Every scenario, in the order they run. */
+const SCENARIOS: readonly Scenario[] = [oneToolAgentScenario, pauseResumeScenario, resumeLatencyScenario];
+
+/** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first only. */
+const PENDING_LEVELS = [1_000, 100_000] as const;
 
 /** AGBoss should reach at least this fraction of raw LangGraph's executions per second. */
 const TARGET_RATIO = 0.5;
@@ -23,6 +36,8 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --synchronous S  default (each library's own: AGBoss FULL, SqliteSaver NORMAL), normal or full on both
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
+  --resumes N      resume-latency: measured resumes per store (default 200)
+  --skip-100k      resume-latency: only the store with 1,000 waiting pauses (a quick run)
   --help           print this`;
 
 interface BenchOptions {
@@ -34,6 +49,8 @@ interface BenchOptions {
   readonly synchronous: Synchronous;
   readonly traceStore: boolean;
   readonly scenarios: readonly Scenario[];
+  readonly resumes: number;
+  readonly pendingLevels: readonly number[];
 }
 
 function positiveInteger(name: string, raw: string | undefined, fallback: number, min: number): number {
@@ -56,6 +73,8 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       backend: { type: "string" },
       synchronous: { type: "string" },
       scenario: { type: "string", multiple: true },
+      resumes: { type: "string" },
+      "skip-100k": { type: "boolean" },
       "trace-store": { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -84,11 +103,13 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     rounds: positiveInteger("rounds", values.rounds, 3, 1),
     chunk: positiveInteger("chunk", values.chunk, 10, 1),
     scenarios: wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.id)),
+    resumes: positiveInteger("resumes", values.resumes, 200, 1),
+    pendingLevels: values["skip-100k"] === true ? PENDING_LEVELS.slice(0, 1) : PENDING_LEVELS,
   };
 }
 
 interface ScenarioResult {
-  readonly scenario: Scenario;
+  readonly scenario: PairScenario;
   /** With `--trace-store`: per side, what each store call and SQL verb costs per execution. */
   readonly breakdown?: { readonly agboss: TimingRow[]; readonly langgraph: TimingRow[] } | undefined;
   readonly agboss: SideSummary;
@@ -97,14 +118,54 @@ interface ScenarioResult {
   readonly ratio: number;
   readonly ratioByRound: readonly number[];
   readonly notes: readonly string[];
+  /** p50/p99 of each timed part of an execution, per side (e.g. a round trip's pause and resume). */
+  readonly phases: readonly PhaseSummary[];
+}
+
+interface SoloScenarioResult {
+  readonly scenario: SoloScenario;
+  readonly result: SoloResult;
 }
 
 const progress = (line: string) => console.log(line);
 
 type TimingRow = { name: string; calls: number; ms: number };
 
+function contextOf(
+  options: BenchOptions,
+  dir: string,
+  trace: ScenarioContext["trace"],
+  sqlTimings?: (file: string) => CallTimings,
+): ScenarioContext {
+  return {
+    dir,
+    sqlTimings,
+    backend: options.backend,
+    synchronous: options.synchronous,
+    progress,
+    trace,
+    pendingLevels: options.pendingLevels,
+    resumes: options.resumes,
+  };
+}
+
+async function runSoloScenario(
+  scenario: SoloScenario,
+  options: BenchOptions,
+  sqlTimings: ((file: string) => CallTimings) | undefined,
+): Promise<SoloScenarioResult> {
+  const dir = mkdtempSync(join(tmpdir(), `agboss-bench-${scenario.id}-`));
+  progress(`▶ ${scenario.title}: ${scenario.description}`);
+  const trace = options.traceStore ? { agboss: new CallTimings(), langgraph: new CallTimings() } : undefined;
+  try {
+    return { scenario, result: await scenario.run(contextOf(options, dir, trace, sqlTimings)) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function runScenario(
-  scenario: Scenario,
+  scenario: PairScenario,
   options: BenchOptions,
   sqlTimings: ((file: string) => CallTimings) | undefined,
 ): Promise<ScenarioResult> {
@@ -112,20 +173,15 @@ async function runScenario(
   progress(`▶ ${scenario.title}: ${scenario.description}`);
   const trace = options.traceStore ? { agboss: new CallTimings(), langgraph: new CallTimings() } : undefined;
   try {
-    const opened = await scenario.open({
-      dir,
-      backend: options.backend,
-      synchronous: options.synchronous,
-      progress,
-      trace,
-    });
+    const opened = await scenario.open(contextOf(options, dir, trace));
     const files = opened.files;
     const sql =
       sqlTimings === undefined || files === undefined
         ? undefined
         : { agboss: sqlTimings(files.agboss), langgraph: sqlTimings(files.langgraph) };
     const afterWarmup = () => {
-      for (const t of [trace?.agboss, trace?.langgraph, sql?.agboss, sql?.langgraph]) t?.reset();
+      for (const t of [trace?.agboss, trace?.langgraph, sql?.agboss, sql?.langgraph, opened.phases])
+        t?.reset();
     };
     try {
       const pair = await measurePair([opened.agboss, opened.langgraph], {
@@ -145,6 +201,7 @@ async function runScenario(
         ratio: pair.ratio,
         ratioByRound: pair.ratioByRound,
         notes: opened.notes(),
+        phases: opened.phases?.summaries() ?? [],
         breakdown:
           trace === undefined
             ? undefined
@@ -160,7 +217,48 @@ async function runScenario(
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
+/** A markdown table: the first column left-aligned, the others right-aligned. */
+function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(" | ")} |`;
+  return [
+    line(header),
+    `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`,
+    ...rows.map(line),
+  ];
+}
+
+/** For scenarios that time parts of an execution: each part's p50/p99 per side, and LangGraph p50 ÷ AGBoss p50. */
+function printPhases(results: readonly ScenarioResult[]): void {
+  const rows: string[][] = [];
+  for (const r of results) {
+    const parts = [...new Set(r.phases.map((p) => p.phase))];
+    for (const part of parts) {
+      const agboss = r.phases.find((p) => p.side === "agboss" && p.phase === part);
+      const langgraph = r.phases.find((p) => p.side === "langgraph" && p.phase === part);
+      if (agboss === undefined || langgraph === undefined) continue;
+      rows.push([
+        `${r.scenario.title}: ${part}`,
+        ms(agboss.p50Ms),
+        ms(agboss.p99Ms),
+        ms(langgraph.p50Ms),
+        ms(langgraph.p99Ms),
+        `${(langgraph.p50Ms / agboss.p50Ms).toFixed(2)}x`,
+      ]);
+    }
+  }
+  if (rows.length === 0) return;
+  console.log("");
+  const header = ["part", "AGBoss p50", "AGBoss p99", "LangGraph p50", "LangGraph p99", "p50 ratio"];
+  for (const line of markdownTable(header, rows)) console.log(line);
+  console.log(
+    "  p50 ratio = LangGraph p50 ÷ AGBoss p50 (like the table's ratio: 1.0x is parity, lower is slower)",
+  );
+}
+
 function printTable(results: readonly ScenarioResult[]): void {
+  if (results.length === 0) return;
   const header = [
     "scenario",
     "AGBoss exec/s",
@@ -181,15 +279,9 @@ function printTable(results: readonly ScenarioResult[]): void {
     ms(r.langgraph.p50Ms),
     ms(r.langgraph.p99Ms),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
-  const line = (cells: readonly string[]) =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(" | ")} |`;
   console.log("");
-  console.log(line(header));
-  console.log(
-    `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`,
-  );
-  for (const row of rows) console.log(line(row));
+  for (const line of markdownTable(header, rows)) console.log(line);
+  printPhases(results);
   console.log("");
   for (const r of results) {
     const verdict = r.ratio >= TARGET_RATIO ? "meets" : "is BELOW";
@@ -216,7 +308,36 @@ function printTable(results: readonly ScenarioResult[]): void {
   }
 }
 
-function resultJson(results: readonly ScenarioResult[], options: BenchOptions): string {
+/** The run's settings, at the head of every `BENCH_RESULT` line. */
+function runJson(options: BenchOptions) {
+  return {
+    node: process.version,
+    iterations: options.iterations,
+    warmup: options.warmup,
+    rounds: options.rounds,
+    chunk: options.chunk,
+    backend: options.backend,
+    synchronous: options.synchronous,
+    targetRatio: TARGET_RATIO,
+  };
+}
+
+/** One scenario's `BENCH_RESULT` JSON: the run's settings and `scenarios` holding that scenario alone. */
+function resultJson(result: ScenarioResult | SoloScenarioResult, options: BenchOptions): string {
+  if ("result" in result) {
+    return JSON.stringify({
+      ...runJson(options),
+      resumes: options.resumes,
+      pendingLevels: options.pendingLevels,
+      scenarios: [
+        { id: result.scenario.id, title: result.scenario.title, kind: "solo", ...result.result.figures },
+      ],
+    });
+  }
+  return pairJson(result, options);
+}
+
+function pairJson(r: ScenarioResult, options: BenchOptions): string {
   const side = (s: SideSummary) => ({
     execPerSec: round(s.execPerSec),
     execPerSecByRound: s.execPerSecByRound.map(round),
@@ -226,22 +347,30 @@ function resultJson(results: readonly ScenarioResult[], options: BenchOptions): 
     executions: s.executions,
   });
   return JSON.stringify({
-    node: process.version,
-    iterations: options.iterations,
-    warmup: options.warmup,
-    rounds: options.rounds,
-    chunk: options.chunk,
-    backend: options.backend,
-    synchronous: options.synchronous,
-    targetRatio: TARGET_RATIO,
-    scenarios: results.map((r) => ({
-      id: r.scenario.id,
-      title: r.scenario.title,
-      agboss: side(r.agboss),
-      langgraph: side(r.langgraph),
-      ratio: round(r.ratio),
-      ratioByRound: r.ratioByRound.map(round),
-    })),
+    ...runJson(options),
+    scenarios: [
+      {
+        id: r.scenario.id,
+        title: r.scenario.title,
+        kind: "pair",
+        agboss: side(r.agboss),
+        langgraph: side(r.langgraph),
+        ratio: round(r.ratio),
+        ratioByRound: r.ratioByRound.map(round),
+        ...(r.phases.length === 0
+          ? {}
+          : {
+              phases: r.phases.map((p) => ({
+                side: p.side,
+                phase: p.phase,
+                p50Ms: round(p.p50Ms),
+                p99Ms: round(p.p99Ms),
+                meanMs: round(p.meanMs),
+                count: p.count,
+              })),
+            }),
+      },
+    ],
   });
 }
 
@@ -266,10 +395,22 @@ async function main(): Promise<void> {
     `AGBoss bench (${options.backend}, synchronous ${options.synchronous}): ${options.rounds} rounds × ${options.iterations} executions per side in turns of ${options.chunk}, ${options.warmup} warm-up, node ${process.version}`,
   );
   const sqlTimings = options.traceStore && options.backend === "sqlite" ? traceSqlite() : undefined;
-  const results: ScenarioResult[] = [];
-  for (const scenario of options.scenarios) results.push(await runScenario(scenario, options, sqlTimings));
-  printTable(results);
-  console.log(`BENCH_RESULT ${resultJson(results, options)}`);
+  const results: (ScenarioResult | SoloScenarioResult)[] = [];
+  for (const scenario of options.scenarios) {
+    results.push(
+      scenario.kind === "pair"
+        ? await runScenario(scenario, options, sqlTimings)
+        : await runSoloScenario(scenario, options, sqlTimings),
+    );
+  }
+  printTable(results.filter((r): r is ScenarioResult => !("result" in r)));
+  for (const r of results) {
+    if (!("result" in r)) continue;
+    console.log("");
+    for (const line of r.result.lines) console.log(line);
+  }
+  console.log("");
+  for (const r of results) console.log(`BENCH_RESULT ${resultJson(r, options)}`);
 }
 
 main().catch((error: unknown) => {

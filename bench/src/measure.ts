@@ -174,3 +174,55 @@ export async function measurePair(
     ratio: median(ratioByRound),
   };
 }
+
+/** p50/p99 of one part of an execution on one side. */
+export interface PhaseSummary {
+  readonly side: string;
+  readonly phase: string;
+  readonly count: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly meanMs: number;
+}
+
+/**
+ * Wall times of the parts of an execution (a round trip's `pause` and `resume`), per side. A side's
+ * `runOnce` adds to it; the runner resets it after warm-up.
+ */
+export class PhaseTimings {
+  readonly #samples = new Map<string, number[]>();
+
+  /** Adds one sample of `phase` on `side`. */
+  add(side: string, phase: string, ms: number): void {
+    const key = `${side}\u0000${phase}`;
+    const samples = this.#samples.get(key);
+    if (samples === undefined) this.#samples.set(key, [ms]);
+    else samples.push(ms);
+  }
+
+  /** Forgets every sample (after warm-up). */
+  reset(): void {
+    this.#samples.clear();
+  }
+
+  /** Each side's phases, in the order they were first added. */
+  summaries(): PhaseSummary[] {
+    return [...this.#samples].map(([key, samples]) => {
+      const [side, phase] = key.split("\u0000") as [string, string];
+      return summarizeLatencies(side, phase, samples);
+    });
+  }
+}
+
+/** Percentiles and mean of `samples` (milliseconds). */
+export function summarizeLatencies(side: string, phase: string, samples: readonly number[]): PhaseSummary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    side,
+    phase,
+    count: sorted.length,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    meanMs: sorted.reduce((sum, v) => sum + v, 0) / Math.max(1, sorted.length),
+  };
+}

@@ -11,9 +11,12 @@ type Prepare = (this: SqliteDatabase, sql: string) => SqliteStatement;
 /** Wall time and count of each instrumented call, for `--trace-store`. */
 export class CallTimings {
   readonly #calls = new Map<string, { count: number; ms: number }>();
+  /** While false, calls are not counted (to time only some of what shares a database file). */
+  enabled = true;
 
   /** Adds one call of `name` that took `ms`. */
   add(name: string, ms: number): void {
+    if (!this.enabled) return;
     const entry = this.#calls.get(name);
     if (entry === undefined) this.#calls.set(name, { count: 1, ms });
     else {

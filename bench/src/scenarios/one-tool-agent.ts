@@ -31,7 +31,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { z } from "zod";
 import type { BenchSide } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
-import type { OpenedScenario, Scenario, ScenarioContext, Synchronous } from "./scenario.js";
+import type { OpenedScenario, PairScenario, ScenarioContext, Synchronous } from "./scenario.js";
 
 // The work both sides do: the user asks about an order, the model calls the lookup tool once, reads its
 // result and answers with a text. Same prompt, same tool, same input validation, same two model turns.
@@ -241,7 +241,8 @@ function pragmas(saver: SqliteSaver): string {
   return `journal_mode=${read("journal_mode")}, synchronous=${read("synchronous")}`;
 }
 
-export const oneToolAgentScenario: Scenario = {
+export const oneToolAgentScenario: PairScenario = {
+  kind: "pair",
   id: "one-tool-agent",
   title: "one-tool agent workflow",
   description:

@@ -1,4 +1,4 @@
-import type { BenchSide } from "../measure.js";
+import type { BenchSide, PhaseTimings } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
 
 /** Where a scenario's sides keep their state. */
@@ -24,6 +24,15 @@ export interface ScenarioContext {
   readonly progress: (line: string) => void;
   /** With `--trace-store`: where each side's store (or checkpointer) calls are timed. */
   readonly trace?: { readonly agboss: CallTimings; readonly langgraph: CallTimings } | undefined;
+  /**
+   * With `--trace-store` on SQLite: the SQL statement timings of a database file (for a scenario that
+   * times its own calls; pair scenarios get theirs matched by the runner through `files`).
+   */
+  readonly sqlTimings?: ((file: string) => CallTimings) | undefined;
+  /** `resume-latency`: how many pauses wait at each level, ascending (default 1,000 then 100,000). */
+  readonly pendingLevels: readonly number[];
+  /** `resume-latency`: measured resumes per level. */
+  readonly resumes: number;
 }
 
 /** The two sides of a scenario, opened and ready to run. */
@@ -34,23 +43,46 @@ export interface OpenedScenario {
   notes(): readonly string[];
   /** The database file of each side, to match SQL timings to sides; undefined in memory. */
   readonly files?: { readonly agboss: string; readonly langgraph: string } | undefined;
+  /**
+   * Where a side times the parts of one execution (e.g. `pause` and `resume` of a round trip); the
+   * runner forgets what warm-up put there and prints each part's p50/p99 per side.
+   */
+  readonly phases?: PhaseTimings | undefined;
 }
 
-/**
- * One benchmark: the same work done by AGBoss and by raw LangGraph, measured in the same process.
- *
- * Planned next to `one-tool-agent` (same shape, one file each under `scenarios/`):
- * - `pause-resume`: a tool that waits for a channel's decision, answered by `app.resume`, against
- *   LangGraph's `interrupt()` and `Command({ resume })` on `SqliteSaver`; one round trip per execution.
- * - `resume-latency-1k` / `resume-latency-100k`: the latency of one resume while 1,000 or 100,000
- *   other pauses wait in the store (set up once, outside the timed part).
- */
-export interface Scenario {
+/** What a {@link SoloScenario} measured: its own table and its figures for `BENCH_RESULT`. */
+export interface SoloResult {
+  /** Printed after the pair table, as they are. */
+  readonly lines: readonly string[];
+  /** Its figures, JSON-serialisable. */
+  readonly figures: Record<string, unknown>;
+}
+
+interface ScenarioBase {
   /** Selects it on the command line (`--scenario one-tool-agent`). */
   readonly id: string;
   /** The row's name in the table. */
   readonly title: string;
   /** One sentence on what an execution does. */
   readonly description: string;
+}
+
+/**
+ * One benchmark: the same work done by AGBoss and by raw LangGraph, measured in the same process by
+ * `measurePair` (`one-tool-agent`, `pause-resume`).
+ */
+export interface PairScenario extends ScenarioBase {
+  readonly kind: "pair";
   open(context: ScenarioContext): Promise<OpenedScenario>;
 }
+
+/**
+ * A benchmark that measures AGBoss alone, its own way, and prints its own table (`resume-latency`:
+ * how one figure moves as the store fills up).
+ */
+export interface SoloScenario extends ScenarioBase {
+  readonly kind: "solo";
+  run(context: ScenarioContext): Promise<SoloResult>;
+}
+
+export type Scenario = PairScenario | SoloScenario;

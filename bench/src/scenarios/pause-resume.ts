@@ -1,0 +1,225 @@
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createApp, ExecutionStatus, memoryStore } from "@agboss/core";
+import { sqliteStore } from "@agboss/store-sqlite";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { tool } from "@langchain/core/tools";
+import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { z } from "zod";
+import {
+  ApprovalApplication,
+  decisionSchema,
+  MANAGER,
+  ManagerInbox,
+  REFUND_ANSWER,
+  REFUND_ARGS,
+  REFUND_PROMPT,
+  REFUND_REQUEST,
+  REFUND_TOOL_DESCRIPTION,
+  REFUND_TOOL_NAME,
+  RefundStart,
+  refund,
+  refundInput,
+  refundRuns,
+} from "../approval-app.js";
+import { type BenchSide, PhaseTimings } from "../measure.js";
+import type { CallTimings } from "../store-timing.js";
+import type { OpenedScenario, PairScenario, ScenarioContext, Synchronous } from "./scenario.js";
+
+// One round trip: execute → the refund tool's channel pauses the execution → a manager's decision
+// resumes it → the tool runs → the agent answers. Both halves are timed apart (`pause`, `resume`).
+
+const TENANT = "bench-tenant";
+
+async function openAgboss(
+  path: string | undefined,
+  synchronous: Synchronous,
+  timings: CallTimings | undefined,
+  phases: PhaseTimings,
+): Promise<BenchSide> {
+  const store =
+    path === undefined
+      ? memoryStore()
+      : sqliteStore(synchronous === "default" ? { path } : { path, synchronous });
+  const app = await createApp(ApprovalApplication, { store });
+  if (timings !== undefined) {
+    const { threads, executions, leases, pauses, checkpointer } = app.store;
+    for (const [name, target] of Object.entries({ threads, executions, leases, pauses, checkpointer })) {
+      timings.wrap(target, name);
+    }
+  }
+  const inbox = app.get(ManagerInbox);
+  return {
+    label: "agboss",
+    async runOnce(iteration) {
+      const threadId = `agboss-${iteration}`;
+      const before = refundRuns.agboss;
+      const t0 = performance.now();
+      const paused = await app.execute(
+        RefundStart,
+        { text: REFUND_REQUEST },
+        { threadId, ownerId: "customer-1", tenant: { tenantId: TENANT } },
+      );
+      const t1 = performance.now();
+      if (paused.status !== ExecutionStatus.Paused || paused.pending.length !== 1) {
+        throw new Error(`AGBoss round trip ${iteration} did not pause: ${paused.status}`);
+      }
+      const pauseId = inbox.take(`${TENANT}/${threadId}`);
+      const done = await app.resume(
+        { pauseId, decision: { approved: true } },
+        { tenantId: TENANT, answeredBy: MANAGER },
+      );
+      const t2 = performance.now();
+      const text = (done.output as { text?: unknown } | undefined)?.text;
+      if (
+        done.status !== ExecutionStatus.Completed ||
+        text !== REFUND_ANSWER ||
+        refundRuns.agboss !== before + 1
+      ) {
+        throw new Error(
+          `AGBoss round trip ${iteration} ended ${done.status} with ${JSON.stringify(done.output)}`,
+        );
+      }
+      phases.add("agboss", "pause", t1 - t0);
+      phases.add("agboss", "resume", t2 - t1);
+    },
+    close: () => app.close(),
+  };
+}
+
+let langChainCallCounter = 0;
+
+/** The same two turns as AGBoss's scripted model: call the refund tool, then, after its result, answer. */
+class RefundLangChainModel extends BaseChatModel {
+  override _llmType(): string {
+    return "bench-refund-scripted";
+  }
+
+  override bindTools(): this {
+    return this;
+  }
+
+  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const message = ToolMessage.isInstance(messages.at(-1))
+      ? new AIMessage({ content: REFUND_ANSWER })
+      : new AIMessage({
+          content: "",
+          tool_calls: [
+            {
+              id: `lc_${(++langChainCallCounter).toString(36)}`,
+              name: REFUND_TOOL_NAME,
+              args: { ...REFUND_ARGS },
+              type: "tool_call",
+            },
+          ],
+        });
+    return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] };
+  }
+}
+
+function openLangGraph(
+  path: string | undefined,
+  synchronous: Synchronous,
+  timings: CallTimings | undefined,
+  phases: PhaseTimings,
+): { side: BenchSide; saver: SqliteSaver | undefined } {
+  const saver = path === undefined ? undefined : SqliteSaver.fromConnString(path);
+  if (saver !== undefined && synchronous !== "default") saver.db.pragma(`synchronous = ${synchronous}`);
+  const checkpointer = saver ?? new MemorySaver();
+  timings?.wrap(checkpointer, "checkpointer");
+  // The tool asks first: `interrupt()` ends the pass on its first run; on resume the tool node runs the
+  // tool again, `interrupt()` returns the decision, and the refund happens once, after approval.
+  const refundTool = tool(
+    (input: { orderId: string; amountCents: number }) => {
+      const decision = decisionSchema.parse(interrupt({ tool: REFUND_TOOL_NAME, args: input }));
+      if (!decision.approved) return "The manager declined the refund.";
+      refundRuns.langgraph += 1;
+      return JSON.stringify(refund(input));
+    },
+    { name: REFUND_TOOL_NAME, description: REFUND_TOOL_DESCRIPTION, schema: z.object(refundInput) },
+  );
+  const agent = createReactAgent({
+    llm: new RefundLangChainModel({}),
+    tools: [refundTool],
+    prompt: REFUND_PROMPT,
+    checkpointSaver: checkpointer,
+  });
+  const side: BenchSide = {
+    label: "langgraph",
+    async runOnce(iteration) {
+      const config = { configurable: { thread_id: `langgraph-${iteration}` } };
+      const before = refundRuns.langgraph;
+      const t0 = performance.now();
+      const paused = await agent.invoke({ messages: [{ role: "user", content: REFUND_REQUEST }] }, config);
+      const t1 = performance.now();
+      const interrupts = (paused as { __interrupt__?: unknown[] }).__interrupt__;
+      if (interrupts?.length !== 1 || refundRuns.langgraph !== before) {
+        throw new Error(`LangGraph round trip ${iteration} did not pause`);
+      }
+      const done = await agent.invoke(new Command({ resume: { approved: true } }), config);
+      const t2 = performance.now();
+      const last = done.messages.at(-1);
+      if (
+        last?.content !== REFUND_ANSWER ||
+        done.messages.length !== 4 ||
+        refundRuns.langgraph !== before + 1
+      ) {
+        throw new Error(`LangGraph round trip ${iteration} ended with ${JSON.stringify(last?.content)}`);
+      }
+      phases.add("langgraph", "pause", t1 - t0);
+      phases.add("langgraph", "resume", t2 - t1);
+    },
+    async close() {
+      saver?.db.close();
+    },
+  };
+  return { side, saver };
+}
+
+function pragmas(saver: SqliteSaver): string {
+  const read = (name: string) => String(saver.db.pragma(name, { simple: true }));
+  return `journal_mode=${read("journal_mode")}, synchronous=${read("synchronous")}`;
+}
+
+export const pauseResumeScenario: PairScenario = {
+  kind: "pair",
+  id: "pause-resume",
+  title: "pause → resume round trip",
+  description:
+    "execute until the refund tool's channel pauses, then app.resume approves, the tool runs and the agent answers (vs interrupt() + Command({ resume })); a new thread each time.",
+  async open(context: ScenarioContext): Promise<OpenedScenario> {
+    const sqlite = context.backend === "sqlite";
+    const agbossPath = sqlite ? join(context.dir, "agboss.sqlite") : undefined;
+    const langgraphPath = sqlite ? join(context.dir, "langgraph.sqlite") : undefined;
+    const phases = new PhaseTimings();
+    const agboss = await openAgboss(agbossPath, context.synchronous, context.trace?.agboss, phases);
+    const { side: langgraph, saver } = openLangGraph(
+      langgraphPath,
+      context.synchronous,
+      context.trace?.langgraph,
+      phases,
+    );
+    return {
+      agboss,
+      langgraph,
+      phases,
+      files:
+        agbossPath === undefined || langgraphPath === undefined
+          ? undefined
+          : { agboss: agbossPath, langgraph: langgraphPath },
+      notes: () => [
+        "one execution = one round trip; pause = execute until it rests paused, resume = app.resume / Command({ resume }) until the answer",
+        ...(saver === undefined
+          ? ["agboss: memoryStore(); langgraph: MemorySaver"]
+          : [
+              `agboss: sqliteStore at ${agbossPath} (synchronous=${context.synchronous === "default" ? "FULL, the store's default" : context.synchronous})`,
+              `langgraph: SqliteSaver at ${langgraphPath} (${pragmas(saver)})`,
+            ]),
+      ],
+    };
+  },
+};
