@@ -1,8 +1,9 @@
 export { callTool, replyWith, type ScriptedTurn } from "@agboss/core";
 export type { AgbossFixtures } from "./agboss-fixtures.js";
 export * from "./conformance/index.js";
+export { type DecisionTurn, decideWith } from "./decide-with.js";
 export type { MockedInstance } from "./mocked-instance.js";
-export { ModelScript, type ModelScriptCase } from "./model-script.js";
+export { ModelScript, type ModelScriptCase, type ModelTurn } from "./model-script.js";
 export { ModelScriptExhaustedError } from "./model-script-exhausted-error.js";
 export { TEST_CLOCK_START, TestClock, type TestClockOptions } from "./test-clock.js";
 export { TestKit } from "./test-kit.js";
