@@ -1,3 +1,16 @@
+export { type Budget, type BudgetLimits, type BudgetOptions, BudgetPer, budget } from "./budgets/budget.js";
+export {
+  type BudgetExceededDetails,
+  BudgetExceededError,
+  type BudgetLevel,
+} from "./budgets/budget-exceeded-error.js";
+export type {
+  BudgetCharge,
+  BudgetLedgerKey,
+  BudgetLedgerRepository,
+  BudgetSpend,
+} from "./budgets/budget-ledger-repository.js";
+export { MemoryBudgetLedgerRepository } from "./budgets/memory-budget-ledger-repository.js";
 export { ToolCallApprovalAskDto, ToolCallApprovalDecisionDto } from "./channels/approval-dtos.js";
 export { AutoApproveChannel, AutoRejectChannel } from "./channels/auto-channels.js";
 export type {
@@ -70,7 +83,8 @@ export {
   ToolTimeoutError,
 } from "./errors/runtime-errors.js";
 export { AgentFailedError, StepFailedError } from "./errors/step-failed-error.js";
-export type { FlowDefinition, FlowStep } from "./flow/flow-definition.js";
+export { FailurePolicy } from "./flow/failure-policy.js";
+export type { FlowDefinition, FlowStep, JoinErrorHandler, LaunchOptions } from "./flow/flow-definition.js";
 export { FlowBuilder, start } from "./flow/start.js";
 export type {
   ComponentTypes,
@@ -127,6 +141,10 @@ export {
 } from "./pauses/pause-errors.js";
 export * from "./pauses/pause-status.js";
 export type { PendingPause } from "./pauses/pending-pause.js";
+export { PiiDetector } from "./pii/pii-detector.js";
+export { blockWithRefusal, PiiAction, type PiiPolicy, replaceWithToken } from "./pii/pii-policy.js";
+export { PiiRefusedError } from "./pii/pii-refused-error.js";
+export { PiiUnknownTokenError } from "./pii/pii-unknown-token-error.js";
 export type {
   ComponentRecord,
   ExecutionRecord,
@@ -156,6 +174,7 @@ export type {
 } from "./runtime/execution-events.js";
 export type { ExecutionOutput } from "./runtime/execution-output.js";
 export { ExecutionStatus } from "./runtime/execution-status.js";
+export { JoinDeadlineError } from "./runtime/launch-errors.js";
 export type {
   DecisionResumeRequest,
   ReplyResumeRequest,

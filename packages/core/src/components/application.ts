@@ -1,4 +1,6 @@
+import type { Budget } from "../budgets/budget.js";
 import type { Provider } from "../container/provider.js";
+import type { PiiPolicy } from "../pii/pii-policy.js";
 import type { StoreFactory } from "../store/store.js";
 import type { Duration } from "../time/duration.js";
 import { ComponentKind } from "./component-kind.js";
@@ -19,6 +21,10 @@ export interface ApplicationOptions {
   readonly store?: StoreFactory;
   /** How long a resolved pause record is kept before the sweep removes it. Default `hours(24)`. */
   readonly pauseRecordRetention?: Duration;
+  /** Limits on every model call of the application, built with `budget({ … })`. */
+  readonly budgets?: readonly Budget[];
+  /** What every model of the application may read, e.g. `replaceWithToken(PiiDetector.sensitiveFields())`. */
+  readonly piiPolicies?: readonly PiiPolicy[];
 }
 
 /**

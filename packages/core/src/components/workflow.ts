@@ -1,5 +1,7 @@
+import type { Budget, BudgetLimits } from "../budgets/budget.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { FlowDefinition } from "../flow/flow-definition.js";
+import type { PiiPolicy } from "../pii/pii-policy.js";
 import { ComponentKind } from "./component-kind.js";
 import { componentDecorator } from "./component-registry.js";
 
@@ -12,6 +14,12 @@ export interface WorkflowOptions {
   readonly description?: string;
   /** One flow per start, built with `start(…)`. */
   readonly flow: readonly FlowDefinition[];
+  /** Limits on the model calls of all this workflow's executions, built with `budget({ … })`. */
+  readonly budgets?: readonly Budget[];
+  /** The limits of each execution tree, unless `app.execute(…, { budget })` gives its own. */
+  readonly executionBudget?: BudgetLimits;
+  /** Added to the application's PII policies for this workflow's model calls. */
+  readonly piiPolicies?: readonly PiiPolicy[];
 }
 
 /** Declares a workflow. */

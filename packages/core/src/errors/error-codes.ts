@@ -24,6 +24,9 @@ export const ErrorCode = {
   PauseWrongAnswerer: "pause.wrong-answerer",
   PauseNoReplyInterpreter: "pause.no-reply-interpreter",
   PauseUninterpretableReply: "pause.uninterpretable-reply",
+  BudgetExceeded: "budget.exceeded",
+  PiiRefused: "pii.refused",
+  PiiUnknownToken: "pii.unknown-token",
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */

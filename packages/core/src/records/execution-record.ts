@@ -1,3 +1,4 @@
+import type { BudgetLimits } from "../budgets/budget.js";
 import type { Tenant } from "../container/execution-context.js";
 import type { ModelUsage } from "../models/chat-model.js";
 import type { PauseEntry } from "../pauses/pause-entry.js";
@@ -38,6 +39,8 @@ export type ExecutionStep =
       /** Tool names the model called in this turn; empty for an answer. */
       readonly calledTools: readonly string[];
       readonly at: string;
+      /** Who called the model: `agent:<name>`, or `reply-interpreter:<name>` for a reply read for this step. */
+      readonly caller?: string | undefined;
     }
   | {
       readonly type: "tool";
@@ -81,6 +84,8 @@ export interface ExecutionRecord {
     readonly inputTokens: number;
     readonly outputTokens: number;
   };
+  /** The limits `app.execute(…, { budget })` gave the execution tree; undefined when it gave none. */
+  readonly budget?: BudgetLimits | undefined;
   /** The audit trail: every resolved pause of the tree, in the order asked. */
   readonly pauses: readonly PauseEntry[];
 }

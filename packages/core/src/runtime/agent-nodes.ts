@@ -1,5 +1,7 @@
 import { END, Send, START, StateGraph } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
+import { BudgetExceededError } from "../budgets/budget-exceeded-error.js";
+import { interpreterSpendStep } from "../budgets/interpreter-spend-step.js";
 import { ExecutionContext } from "../container/execution-context.js";
 import { WorkflowFinishTextDto } from "../dto/builtin-dtos.js";
 import { dtoJsonSchema } from "../dto/dto.js";
@@ -9,6 +11,9 @@ import { ErrorCode } from "../errors/error-codes.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatMessage, ChatToolCall, ChatToolSpec } from "../models/chat-model.js";
 import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
+import { declinedTurnMessages } from "../pii/declined-turn.js";
+import { PiiRefusedError } from "../pii/pii-refused-error.js";
+import { PiiUnknownTokenError } from "../pii/pii-unknown-token-error.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import { fenceOf } from "../store/fence.js";
 import { AgentState, type AgentStateUpdate, type AgentStateValue, type BranchPath } from "./agent-state.js";
@@ -36,6 +41,7 @@ export interface ToolTask {
 }
 
 function renderInput(value: unknown): string {
+  if (typeof value === "string") return value;
   if (typeof value === "object" && value !== null && Object.keys(value).length === 1 && "text" in value) {
     return String((value as { text: unknown }).text);
   }
@@ -112,6 +118,7 @@ export function agentModelNode(services: RuntimeServices, agent: AssembledAgent)
       );
     }
     const caller = `agent:${agent.name}`;
+    let declined: PiiUnknownTokenError | undefined;
     let response: Awaited<ReturnType<Awaited<ReturnType<typeof services.models.resolve>>["invoke"]>>;
     try {
       response = await callChatModel(services, {
@@ -134,18 +141,35 @@ export function agentModelNode(services: RuntimeServices, agent: AssembledAgent)
       });
     } catch (error) {
       if (error instanceof AgbossError && error.code === ErrorCode.ModelUnserved) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new AgentFailedError(agent.name, nodeId, `its model call failed: ${reason}`, { cause: error });
+      if (error instanceof BudgetExceededError || error instanceof PiiRefusedError) throw error;
+      if (!(error instanceof PiiUnknownTokenError)) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new AgentFailedError(agent.name, nodeId, `its model call failed: ${reason}`, { cause: error });
+      }
+      declined = error;
+      response = error.response;
     }
     added.push({ role: "assistant", content: response.content, toolCalls: response.toolCalls });
     const modelStep: ExecutionStep = {
       type: "model",
-      step: stepRecord(agent, nodeId, loop),
+      step: stepRecord(agent, nodeId, loop, undefined, state.branch ?? undefined),
       model: agent.options.model,
       usage: response.usage,
       calledTools: response.toolCalls.map((c) => c.name),
       at: new Date(services.clock.now()).toISOString(),
+      caller,
     };
+    if (declined !== undefined) {
+      // A token that stands for no value declines the whole turn: the model reads why and tries again.
+      added.push(...declinedTurnMessages(declined));
+      loop = { ...loop, validationAttempts: loop.validationAttempts + 1, route: "retry" };
+      if (loop.validationAttempts > maxValidation) {
+        throw new AgentFailedError(agent.name, nodeId, "its model kept answering with unknown PII tokens.", {
+          cause: declined,
+        });
+      }
+      return { messages: added, loop, steps: [modelStep] };
+    }
     const workCalls = response.toolCalls.filter((c) => c.name !== ANSWER_TOOL_NAME);
     const answerCall = response.toolCalls.find((c) => c.name === ANSWER_TOOL_NAME);
     let output: unknown;
@@ -237,6 +261,7 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
     let error: string | undefined;
     let output: unknown;
     let shownArgs: unknown = call.arguments;
+    let approval: Approval | undefined;
     if (tool === undefined) {
       error = `there is no tool "${call.name}"; you can call ${[...agent.tools.keys()].join(", ") || "no tools"}.`;
     } else {
@@ -251,10 +276,11 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
           callId: call.id,
           idempotencyKey: `${currentFrame().executionId}:${nodeId}:${loop.visit}:${call.id}`,
         };
-        const approval: Approval =
+        approval =
           tool.channel === undefined
             ? { kind: "approved", input: parsed.data }
             : await awaitApproval(services, {
+                branch: task.branch,
                 agent,
                 tool,
                 call,
@@ -282,7 +308,7 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
     const content = error === undefined ? JSON.stringify(output) : `Tool error: ${error}`;
     const toolStep: ExecutionStep = {
       type: "tool",
-      step: stepRecord(agent, nodeId, loop, call),
+      step: stepRecord(agent, nodeId, loop, call, task.branch),
       tool: call.name,
       arguments: shownArgs,
       output:
@@ -290,9 +316,14 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
       error,
       at: new Date(services.clock.now()).toISOString(),
     };
+    const interpreted = interpreterSpendStep(
+      approval?.kind === "withdrawn" ? undefined : approval?.cost,
+      toolStep.step,
+      toolStep.at,
+    );
     return {
       messages: [{ role: "tool", toolCallId: call.id, name: call.name, content }],
-      steps: [toolStep],
+      steps: interpreted === undefined ? [toolStep] : [interpreted, toolStep],
     };
   };
 }

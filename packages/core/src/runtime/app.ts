@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { assemble } from "../assembly/assemble.js";
 import type { AssembledApplication, AssembledFlow } from "../assembly/assembled-application.js";
+import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
+import { rememberExecutionBudget } from "../budgets/budget-guard.js";
 import type { ApplicationOptions } from "../components/application.js";
 import { type AnyClass, componentOf, describeClass } from "../components/component-registry.js";
 import { Container } from "../container/container.js";
@@ -42,8 +44,9 @@ import type { ExecutionOutput } from "./execution-output.js";
 import { ExecutionStatus } from "./execution-status.js";
 import type { FlowStateValue } from "./flow-state.js";
 import { interpretReply } from "./interpret-reply.js";
+import { launchDecided } from "./launch-nodes.js";
 import { ModelRegistry } from "./model-registry.js";
-import { closePending, maskedAsk, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
+import { closePending, maskedAsk, type PauseStep, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
 import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
@@ -78,6 +81,8 @@ export interface ExecuteOptions {
   readonly tenant?: Tenant;
   /** Return the execution record as `result.record`. */
   readonly record?: boolean;
+  /** Limits on the model spend of this execution tree; replaces the workflow's `executionBudget`. */
+  readonly budget?: BudgetLimits;
 }
 
 /** The value type of a start's input DTO. */
@@ -104,6 +109,7 @@ interface Tree {
   readonly frame: ExecutionFrame;
   readonly startedAt: number;
   readonly input: unknown;
+  readonly budget?: BudgetLimits | undefined;
 }
 
 /** Filters of `app.pauses.list`. */
@@ -242,6 +248,7 @@ export class App {
     this.#assertOpen();
     const flow = this.#flowOf(start);
     const value = parseDto(flow.start.input, input, `the input of ${flow.start.name}`);
+    const budget = options.budget === undefined ? undefined : checkBudgetLimits("budget", options.budget);
     const tenant = options.tenant ?? { tenantId: "default" };
     const threadId = options.threadId ?? randomUUID();
     const { store, clock } = this.#internals;
@@ -275,11 +282,13 @@ export class App {
     if (lease === undefined)
       throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
     const executionId = randomUUID();
+    rememberExecutionBudget(this.#internals, tenant.tenantId, executionId, budget);
     const startedAt = clock.now();
     const tree: Tree = {
       flow,
       startedAt,
       input: value,
+      budget,
       frame: {
         tenant,
         ownerId: options.ownerId,
@@ -477,6 +486,7 @@ export class App {
     const { clock, store, logger } = this.#internals;
     try {
       const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
+      await store.budgets?.deleteExpired(clock.now());
       if (removed > 0) {
         logger.log({
           level: LogLevel.Debug,
@@ -563,6 +573,7 @@ export class App {
       for (;;) {
         if (command === CONTINUE) {
           snapshot = await graph.getState(config);
+          await this.#withdrawObsolete(tree, snapshot.values as FlowStateValue, lease);
           const map = await this.#resumeMap(tenantId, snapshot);
           if (Object.keys(map).length === 0) break;
           command = new Command({ resume: map });
@@ -680,7 +691,29 @@ export class App {
     }
   }
 
-  /** Interrupt ids of the snapshot whose pauses are Resolved, each mapped to its pause. */
+  /**
+   * Withdraws the pending pauses of launches that no longer need their unfinished branches (a FailFast
+   * failure, a passed deadline), so their branches end and the join runs in this same call.
+   */
+  async #withdrawObsolete(tree: Tree, state: FlowStateValue | undefined, lease: Lease): Promise<void> {
+    if (state?.run === undefined || state.run.executionId !== tree.frame.executionId) return;
+    const now = this.#internals.clock.now();
+    const decided = tree.flow.steps
+      .filter((step): step is Extract<typeof step, { kind: "parallel" }> => step.kind === "parallel")
+      .filter((step) => launchDecided(step, state, now))
+      .map((step) => step.nodeId);
+    if (decided.length === 0) return;
+    await closePending(
+      this.#internals,
+      tree.frame.tenant.tenantId,
+      tree.frame.rootExecutionId,
+      PauseResolution.Withdrawn,
+      (pause) => ((pause.step as PauseStep).branch?.launches ?? []).some((l) => decided.includes(l.launchId)),
+      lease,
+    );
+  }
+
+  /** Interrupt ids of the snapshot whose pauses are Resolved (or withdrawn), each mapped to its pause. */
   async #resumeMap(
     tenantId: string,
     snapshot: { tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[] }[] },
@@ -691,7 +724,9 @@ export class App {
         const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
         if (typeof pauseId !== "string" || pending.id === undefined) continue;
         const pause = await this.#internals.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
-        if (pause?.status === PauseStatus.Resolved) map[pending.id] = { pauseId };
+        const withdrawn =
+          pause?.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn;
+        if (pause?.status === PauseStatus.Resolved || withdrawn) map[pending.id] = { pauseId };
       }
     }
     return map;
@@ -727,6 +762,7 @@ export class App {
       flow,
       startedAt: Date.parse(record.startedAt),
       input: record.input,
+      budget: record.budget,
       frame: {
         tenant: record.tenant,
         ownerId: record.ownerId,
@@ -791,6 +827,7 @@ export class App {
             },
       steps,
       usage,
+      ...(tree.budget === undefined ? {} : { budget: tree.budget }),
       pauses,
     };
   }

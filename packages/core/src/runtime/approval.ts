@@ -11,15 +11,17 @@ import type { ChatToolCall } from "../models/chat-model.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { Fence } from "../store/fence.js";
 import type { PauseRecord } from "../store/pause-record.js";
+import type { BranchPath } from "./agent-state.js";
 import type { LoopState } from "./flow-state.js";
+import { BranchWithdrawnError } from "./launch-errors.js";
 import { newPauseId, type PauseStep, tellWithdrawn, writeAudit } from "./pause-book.js";
 import type { RuntimeServices } from "./runtime-services.js";
 import { stepRecord } from "./step-record.js";
 
 /** How an approval ended. @internal */
 export type Approval =
-  | { readonly kind: "approved"; readonly input: unknown }
-  | { readonly kind: "rejected"; readonly message: string }
+  | { readonly kind: "approved"; readonly input: unknown; readonly cost?: unknown }
+  | { readonly kind: "rejected"; readonly message: string; readonly cost?: unknown }
   | { readonly kind: "withdrawn" };
 
 /** Validates a decision for a tool: the decision DTO, then `overrideArguments` against the tool's input. @internal */
@@ -48,7 +50,11 @@ function answerOf(pause: PauseRecord, input: unknown): Approval {
   if (pause.status === PauseStatus.Cancelled) return { kind: "withdrawn" };
   const who =
     pause.resolution === PauseResolution.Decided ? pause.channel : (pause.answer?.responder ?? pause.channel);
-  return outcomeOf(pause.answer?.decision as ToolCallApprovalDecisionDto, input, who);
+  const outcome = outcomeOf(pause.answer?.decision as ToolCallApprovalDecisionDto, input, who);
+  // What reading a reply cost joins the execution's spend here, when the step takes the answer.
+  return pause.answer?.cost === undefined || outcome.kind === "withdrawn"
+    ? outcome
+    : { ...outcome, cost: pause.answer.cost };
 }
 
 /**
@@ -68,6 +74,7 @@ export async function awaitApproval(
     loop: LoopState;
     step: StepContext;
     fence: Fence | undefined;
+    branch?: BranchPath | undefined;
   },
 ): Promise<Approval> {
   const { store, clock, container } = services;
@@ -81,9 +88,13 @@ export async function awaitApproval(
     callId: call.id,
     arguments: input as Record<string, unknown>,
   };
+  const innermost = args.branch?.launches.at(-1);
+  const context: StepContext =
+    innermost?.itemIndex === undefined ? step : { ...step, itemIndex: innermost.itemIndex };
   const pauseStep: PauseStep = {
-    record: stepRecord(agent, args.nodeId, args.loop, call),
-    context: step,
+    record: stepRecord(agent, args.nodeId, args.loop, call, args.branch),
+    context,
+    ...(args.branch === undefined ? {} : { branch: args.branch }),
     tenant: frame.tenant,
     workflow: frame.workflow,
     env: frame.env,
@@ -185,6 +196,10 @@ export async function awaitApproval(
       args.nodeId,
       `pause ${pause.pauseId} was resumed but holds no decision.`,
     );
+  }
+  if (pause.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn) {
+    // The launch no longer needs this branch: stop it, so its join can go on.
+    throw new BranchWithdrawnError(pause.pauseId);
   }
   return answerOf(pause, input);
 }

@@ -1,4 +1,5 @@
 import type { AssembledTool } from "../assembly/assembled-application.js";
+import { BudgetExceededError } from "../budgets/budget-exceeded-error.js";
 import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 import { ToolCallApprovalDecisionDto as DecisionDto } from "../channels/approval-dtos.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
@@ -12,6 +13,7 @@ import type { ModelUsage } from "../models/chat-model.js";
 import { Decision } from "../models/decision-model.js";
 import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import { UninterpretableReplyError } from "../pauses/pause-errors.js";
+import { PiiRefusedError } from "../pii/pii-refused-error.js";
 import type { PauseRecord } from "../store/pause-record.js";
 import { validateDecision } from "./approval.js";
 import { callChatModel, callDecisionModel } from "./model-call.js";
@@ -29,6 +31,11 @@ export interface Interpreted {
         readonly probabilityYes?: number;
       }
     | undefined;
+}
+
+/** Errors that are not about the reply: they leave the pause untouched and reach the caller as they are. */
+function passesThrough(error: unknown): boolean {
+  return error instanceof BudgetExceededError || error instanceof PiiRefusedError;
 }
 
 function reasonOf(error: unknown): string {
@@ -96,6 +103,7 @@ export async function interpretReply(
     executionId: pause.executionId,
     workflow: frame.workflow.name,
   };
+  const sensitive = [{ schema: tool.options.input.schema, value: ask.arguments }];
   if (services.models.isDecisionModel(options.model as string)) {
     // A decision model reads approve / refuse only: one yes / no about `approved`, nothing else.
     let decided: Awaited<ReturnType<typeof callDecisionModel>>;
@@ -105,6 +113,7 @@ export async function interpretReply(
           component: interpreter,
           modelId: options.model as string,
           scope,
+          sensitive,
           request: {
             model: options.model as string,
             question: Decision.noul("approved"),
@@ -116,6 +125,7 @@ export async function interpretReply(
         }),
       );
     } catch (error) {
+      if (passesThrough(error)) throw error;
       throw unreadable(`the interpreter's model failed: ${reasonOf(error)}`, error);
     }
     const p = decided.probabilityYes;
@@ -144,6 +154,7 @@ export async function interpretReply(
           executionId: pause.executionId,
           workflow: frame.workflow.name,
         },
+        sensitive,
         request: {
           model: options.model as string,
           messages: [
@@ -167,6 +178,7 @@ export async function interpretReply(
       }),
     );
   } catch (error) {
+    if (passesThrough(error)) throw error;
     throw unreadable(`the interpreter's model failed: ${reasonOf(error)}`, error);
   }
   const answers = response.toolCalls.filter((c) => c.name === ANSWER_TOOL_NAME);

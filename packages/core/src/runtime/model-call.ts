@@ -1,6 +1,15 @@
+import { type AppliedBudget, budgetsOf, chargeBudgets, checkBudgets } from "../budgets/budget-guard.js";
 import type { AnyClass } from "../components/component-registry.js";
-import type { ChatRequest, ChatResponse } from "../models/chat-model.js";
+import { componentOf } from "../components/component-registry.js";
+import type { WorkflowOptions } from "../components/workflow.js";
+import { LogLevel } from "../logging/logger.js";
+import type { ChatRequest, ChatResponse, ModelUsage } from "../models/chat-model.js";
 import type { DecisionRequest, DecisionResponse } from "../models/decision-model.js";
+import { agentSensitiveSources } from "../pii/agent-sensitive-sources.js";
+import type { PiiPolicy } from "../pii/pii-policy.js";
+import { hideMessages, readableTexts, revealResponse, tokenMapFor } from "../pii/pii-shield.js";
+import type { PiiTokenMap } from "../pii/pii-token-map.js";
+import { type SensitiveSource, sensitiveValuesOf } from "../pii/sensitive-values.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** Who a model call is made for: the budgets it counts against and the policies it reads through. @internal */
@@ -18,17 +27,112 @@ export interface ModelCall {
   readonly modelId: string;
   readonly scope: ModelCallScope;
   readonly request: ChatRequest;
+  /**
+   * Typed values the messages were written from, beyond what an agent's conversation shows (an
+   * interpreter's question): PII policies find their `sensitive(…)` fields.
+   */
+  readonly sensitive?: readonly SensitiveSource[];
+}
+
+function piiPoliciesOf(services: RuntimeServices, workflow: string): readonly PiiPolicy[] {
+  const own = services.assembled.options.piiPolicies ?? [];
+  const flow = [...services.assembled.flows.values()].find((f) => f.workflow.name === workflow);
+  const theirs =
+    flow === undefined ? undefined : componentOf<WorkflowOptions>(flow.workflow.cls)?.options.piiPolicies;
+  return theirs === undefined || theirs.length === 0 ? own : [...own, ...theirs];
+}
+
+function trace(
+  services: RuntimeServices,
+  call: { scope: ModelCallScope; modelId: string },
+  caller: string,
+  usage: ModelUsage | undefined,
+  failed: boolean,
+): void {
+  services.logger.log({
+    level: LogLevel.Debug,
+    event: "model.call",
+    message: `${caller} called ${call.modelId}${failed ? " (failed)" : ""}`,
+    fields: {
+      caller,
+      model: call.modelId,
+      tenantId: call.scope.tenantId,
+      executionId: call.scope.executionId,
+      rootExecutionId: call.scope.rootExecutionId,
+      workflow: call.scope.workflow,
+      inputTokens: usage?.inputTokens,
+      outputTokens: usage?.outputTokens,
+      failed,
+    },
+    at: services.clock.now(),
+  });
+}
+
+/** Makes the call once its budgets allowed it; counts it (also when it failed) and traces it. */
+async function spend<T extends { readonly usage?: ModelUsage }>(
+  services: RuntimeServices,
+  call: { scope: ModelCallScope; modelId: string },
+  caller: string,
+  make: () => Promise<T>,
+): Promise<T> {
+  const budgets: AppliedBudget[] = await budgetsOf(services, call.scope);
+  await checkBudgets(services, budgets, caller);
+  let result: T;
+  try {
+    result = await make();
+  } catch (error) {
+    await chargeBudgets(services, budgets, undefined);
+    trace(services, call, caller, undefined, true);
+    throw error;
+  }
+  await chargeBudgets(services, budgets, result.usage);
+  trace(services, call, caller, result.usage, false);
+  return result;
+}
+
+function tokenMap(
+  services: RuntimeServices,
+  args: { scope: ModelCallScope; texts: readonly string[]; sources: () => readonly SensitiveSource[] },
+  caller: string,
+): PiiTokenMap | undefined {
+  const policies = piiPoliciesOf(services, args.scope.workflow);
+  if (policies.length === 0) return undefined;
+  const fields = policies.some((p) => p.detector.kind === "fields");
+  return tokenMapFor({
+    policies,
+    texts: args.texts,
+    sensitive: fields ? sensitiveValuesOf(args.sources()) : [],
+    caller,
+  });
 }
 
 /**
- * Makes a chat-model call. Every model call of the runtime goes through here, so what applies to all
- * of them (budgets checked before and counted after, PII policies on the way in and out) applies in
- * one place.
+ * Makes a chat-model call. Every model call of the runtime goes through here: the PII policies of the
+ * application and the workflow run over what the model reads (a refusal throws `PiiRefusedError`,
+ * tokens replace values and are revealed in the answer), every budget of the call's tree is checked
+ * before it is made (`BudgetExceededError`) and charged once after, and the call is traced.
  * @internal
  */
 export async function callChatModel(services: RuntimeServices, call: ModelCall): Promise<ChatResponse> {
-  const model = await services.models.resolve(call.modelId, call.component, call.request.caller);
-  return model.invoke(call.request);
+  const caller = call.request.caller;
+  const model = await services.models.resolve(call.modelId, call.component, caller);
+  const { messages } = call.request;
+  const map = tokenMap(
+    services,
+    {
+      scope: call.scope,
+      texts: readableTexts(messages),
+      sources: () => [
+        ...(call.sensitive ?? []),
+        ...agentSensitiveSources(services, call.component, call.scope.workflow, messages),
+      ],
+    },
+    caller,
+  );
+  const request =
+    map === undefined ? call.request : { ...call.request, messages: hideMessages(map, messages) };
+  const response = await spend(services, call, caller, () => model.invoke(request));
+  return map === undefined ? response : revealResponse(map, response, caller);
 }
 
 /** One decision-model call (a yes / no with a probability). @internal */
@@ -37,6 +141,8 @@ export interface DecisionCall {
   readonly modelId: string;
   readonly scope: ModelCallScope;
   readonly request: DecisionRequest;
+  /** As for {@link ModelCall.sensitive}. */
+  readonly sensitive?: readonly SensitiveSource[];
 }
 
 /** Makes a decision-model call; like {@link callChatModel}, the one place every such call goes through. @internal */
@@ -44,6 +150,13 @@ export async function callDecisionModel(
   services: RuntimeServices,
   call: DecisionCall,
 ): Promise<DecisionResponse> {
-  const model = await services.models.resolveDecision(call.modelId, call.component, call.request.caller);
-  return model.decide(call.request);
+  const caller = call.request.caller;
+  const model = await services.models.resolveDecision(call.modelId, call.component, caller);
+  const map = tokenMap(
+    services,
+    { scope: call.scope, texts: [call.request.input], sources: () => call.sensitive ?? [] },
+    caller,
+  );
+  const request = map === undefined ? call.request : { ...call.request, input: map.hide(call.request.input) };
+  return spend(services, call, caller, () => model.decide(request));
 }

@@ -1,4 +1,5 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BudgetLedgerRepository } from "../budgets/budget-ledger-repository.js";
 import type { Logger } from "../logging/logger.js";
 import type { Clock } from "../time/clock.js";
 import type { ExecutionRecordRepository } from "./execution-record-repository.js";
@@ -17,6 +18,11 @@ export interface Store {
   readonly executions: ExecutionRecordRepository;
   readonly leases: LeaseRepository;
   readonly pauses: PausedExecutionRepository;
+  /**
+   * Budget counters shared by every instance. Optional while stores adopt it: without one, budgets
+   * count in each process alone (a warning says so).
+   */
+  readonly budgets?: BudgetLedgerRepository;
   /**
    * The LangGraph checkpointer on the same backend. Its `put` and `putWrites` honour the {@link Fence}
    * found under `config.configurable.agboss_fence`, rejecting the write with `LeaseLostError` in the

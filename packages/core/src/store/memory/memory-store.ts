@@ -1,3 +1,4 @@
+import { MemoryBudgetLedgerRepository } from "../../budgets/memory-budget-ledger-repository.js";
 import type { Store, StoreFactory } from "../store.js";
 import { MemoryCheckpointSaver } from "./memory-checkpoint-saver.js";
 import { MemoryExecutionRecordRepository } from "./memory-execution-record-repository.js";
@@ -20,6 +21,7 @@ export class MemoryStore implements Store {
   readonly leases = new MemoryLeaseRepository();
   readonly pauses = new MemoryPausedExecutionRepository(this.leases);
   readonly checkpointer = new MemoryCheckpointSaver(this.leases);
+  readonly budgets = new MemoryBudgetLedgerRepository();
 
   /** Nothing to release. */
   async close(): Promise<void> {}
