@@ -311,7 +311,34 @@ export function assemble(
         );
       const steps: AssembledStep[] = [];
       const seen = new Map<string, number>();
+      let launches = 0;
       for (const step of flow.steps) {
+        if (step.kind === "parallel") {
+          launches += 1;
+          const agents = step.agents
+            .map((a) => assembleAgent(a))
+            .filter((a): a is AssembledAgent => a !== undefined);
+          if (step.agents.length === 0)
+            add("flow.empty-launch", `A parallel launch of ${wm.options.name} has no branches.`);
+          const max = step.options.maxConcurrency;
+          if (max !== undefined && (!Number.isInteger(max) || max < 1)) {
+            add(
+              "flow.max-concurrency",
+              `A parallel launch of ${wm.options.name} has maxConcurrency ${String(max)}; use a whole number of at least 1.`,
+            );
+          }
+          if (agents.length === step.agents.length) {
+            steps.push({
+              kind: "parallel",
+              nodeId: `launch/${launches}`,
+              agents,
+              items: step.items,
+              options: step.options,
+              onJoinError: step.onJoinError,
+            });
+          }
+          continue;
+        }
         const agent = assembleAgent(step.agent);
         if (agent === undefined) continue;
         const count = (seen.get(agent.name) ?? 0) + 1;

@@ -3,6 +3,7 @@ import type { ApplicationOptions } from "../components/application.js";
 import type { AnyClass } from "../components/component-registry.js";
 import type { ToolOptions } from "../components/tool.js";
 import type { DtoClass } from "../dto/dto.js";
+import type { JoinErrorHandler, LaunchOptions } from "../flow/flow-definition.js";
 import type { ModelProviderOptions } from "../models/model-provider.js";
 import type { PauseAnswerer } from "../pauses/pause-status.js";
 
@@ -33,11 +34,19 @@ export interface AssembledAgent {
 }
 
 /** @internal One step of a flow, with its graph node id. */
-export type AssembledStep = {
-  readonly kind: "agent";
-  readonly nodeId: string;
-  readonly agent: AssembledAgent;
-};
+export type AssembledStep =
+  | { readonly kind: "agent"; readonly nodeId: string; readonly agent: AssembledAgent }
+  | {
+      readonly kind: "parallel";
+      readonly nodeId: string;
+      readonly agents: readonly AssembledAgent[];
+      readonly items: ((input: unknown) => readonly unknown[]) | undefined;
+      readonly options: LaunchOptions;
+      readonly onJoinError: readonly {
+        readonly type: abstract new (...args: never[]) => unknown;
+        readonly handle: JoinErrorHandler;
+      }[];
+    };
 
 /** @internal A flow ready to compile. */
 export interface AssembledFlow {

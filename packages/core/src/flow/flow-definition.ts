@@ -1,8 +1,36 @@
 import type { AnyClass } from "../components/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
+import type { Duration } from "../time/duration.js";
+import type { FailurePolicy } from "./failure-policy.js";
 
-/** One step of a flow. Parallel launches and child workflows add kinds here. */
-export type FlowStep = { readonly kind: "agent"; readonly agent: AnyClass };
+/** How a parallel launch runs and joins its branches. */
+export interface LaunchOptions {
+  /** Default `FailurePolicy.FailFast`. */
+  readonly failurePolicy?: FailurePolicy;
+  /** At most this many branches run at once; a paused branch frees its slot. Default: all. */
+  readonly maxConcurrency?: number;
+  /** Elapsed time on the application's Clock, pauses included, after which unfinished branches are withdrawn. */
+  readonly deadline?: Duration;
+}
+
+/** Handles a join's failure: returns what the launch outputs instead. */
+export type JoinErrorHandler = (error: unknown) => unknown;
+
+/** One step of a flow. */
+export type FlowStep =
+  | { readonly kind: "agent"; readonly agent: AnyClass }
+  | {
+      readonly kind: "parallel";
+      /** One branch per agent, each on the step's input. */
+      readonly agents: readonly AnyClass[];
+      /** For a per-item launch: the items of the step's input, one branch each. */
+      readonly items: ((input: unknown) => readonly unknown[]) | undefined;
+      readonly options: LaunchOptions;
+      readonly onJoinError: readonly {
+        readonly type: abstract new (...args: never[]) => unknown;
+        readonly handle: JoinErrorHandler;
+      }[];
+    };
 
 /** A compiled-to-be flow: from a start, through steps, to a finish. Built with {@link start}. */
 export interface FlowDefinition {

@@ -1,6 +1,6 @@
 import type { AnyClass } from "../components/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
-import type { FlowDefinition, FlowStep } from "./flow-definition.js";
+import type { FlowDefinition, FlowStep, JoinErrorHandler, LaunchOptions } from "./flow-definition.js";
 
 /** A flow being built; finish it with `toFinish`. */
 export class FlowBuilder {
@@ -23,6 +23,49 @@ export class FlowBuilder {
   /** Runs an agent on what the previous step produced. */
   toAgent(agent: AnyClass): FlowBuilder {
     return new FlowBuilder(this.#start, this.#returns, [...this.#steps, { kind: "agent", agent }]);
+  }
+
+  /**
+   * Runs several agents at once on what the previous step produced, then joins them: the next step
+   * gets `{ results: [{ branch, index, output | error | withdrawn }] }`. A paused branch does not stop
+   * its siblings.
+   *
+   * @example
+   * start(ReviewStart).toParallel([LegalAgent, FinanceAgent], { failurePolicy: FailurePolicy.FailFast }).toAgent(SummaryAgent)
+   */
+  toParallel(agents: readonly AnyClass[], options: LaunchOptions = {}): FlowBuilder {
+    return this.#with({ kind: "parallel", agents, items: undefined, options, onJoinError: [] });
+  }
+
+  /** Runs `agent` once per item of the previous step's output (`items` picks them), each branch knowing its `itemIndex`. */
+  toEachItem(
+    agent: AnyClass,
+    options: LaunchOptions & { readonly items: (input: unknown) => readonly unknown[] },
+  ): FlowBuilder {
+    const { items, ...launch } = options;
+    return this.#with({ kind: "parallel", agents: [agent], items, options: launch, onJoinError: [] });
+  }
+
+  /**
+   * Handles the previous launch's failure when the error, or any error in its cause chain, is a
+   * `type`: `handle` returns what the launch outputs instead.
+   */
+  onJoinError<TError>(
+    type: abstract new (...args: never[]) => TError,
+    handle: (error: TError) => unknown,
+  ): FlowBuilder {
+    const last = this.#steps.at(-1);
+    if (last?.kind !== "parallel")
+      throw new TypeError("onJoinError(…) follows a parallel launch: toParallel(…) or toEachItem(…).");
+    const steps = [
+      ...this.#steps.slice(0, -1),
+      { ...last, onJoinError: [...last.onJoinError, { type, handle: handle as JoinErrorHandler }] },
+    ];
+    return new FlowBuilder(this.#start, this.#returns, steps);
+  }
+
+  #with(step: FlowStep): FlowBuilder {
+    return new FlowBuilder(this.#start, this.#returns, [...this.#steps, step]);
   }
 
   /** Ends the flow; the last step's output becomes the finish's output DTO. */

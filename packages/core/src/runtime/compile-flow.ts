@@ -6,6 +6,7 @@ import { StepFailedError } from "../errors/step-failed-error.js";
 import { type CompiledAgentGraph, compileAgentGraph } from "./agent-nodes.js";
 import { runAgentVisit } from "./agent-step.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
+import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** The node that validates and sets the flow's output. */
@@ -30,15 +31,27 @@ export function compileFlow(
   };
   flow.steps.forEach((step, index) => {
     const previous = flow.steps[index - 1];
+    const inputOf = (state: FlowStateValue) =>
+      previous === undefined ? state.run.input : state.run.outputs[previous.nodeId];
+    if (step.kind === "parallel") {
+      graph.addNode(step.nodeId, launchNode(services, step));
+      graph.addNode(branchNodeOf(step.nodeId), branchNode(step, agentGraphOf));
+      graph.addNode(joinNodeOf(step.nodeId), joinNode(services, step));
+      graph.addConditionalEdges(step.nodeId, launchRouter(step, inputOf), [
+        branchNodeOf(step.nodeId),
+        joinNodeOf(step.nodeId),
+      ]);
+      graph.addEdge(branchNodeOf(step.nodeId), joinNodeOf(step.nodeId));
+      return;
+    }
     const subgraph = agentGraphOf(step.agent);
     graph.addNode(step.nodeId, async (state: FlowStateValue): Promise<FlowStateUpdate> => {
       const visit = (state.run.visits[step.nodeId] ?? 0) + 1;
-      const input = previous === undefined ? state.run.input : state.run.outputs[previous.nodeId];
       const done = await runAgentVisit(subgraph, {
         agent: step.agent,
         nodeId: step.nodeId,
         visit,
-        input,
+        input: inputOf(state),
         history: state.conversations[step.nodeId] ?? [],
       });
       return {
@@ -64,7 +77,8 @@ export function compileFlow(
   });
   graph.addEdge(START, flow.steps[0]?.nodeId ?? FINISH_NODE);
   flow.steps.forEach((step, index) => {
-    graph.addEdge(step.nodeId, flow.steps[index + 1]?.nodeId ?? FINISH_NODE);
+    const exit = step.kind === "parallel" ? joinNodeOf(step.nodeId) : step.nodeId;
+    graph.addEdge(exit, flow.steps[index + 1]?.nodeId ?? FINISH_NODE);
   });
   graph.addEdge(FINISH_NODE, END);
   return graph.compile({ checkpointer });

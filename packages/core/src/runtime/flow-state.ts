@@ -13,6 +13,26 @@ export interface LoopState {
   readonly route: "tools" | "retry" | "done";
 }
 
+/** What one branch of a parallel launch ended with. @internal */
+export interface BranchResult {
+  readonly index: number;
+  /** The branch's agent. */
+  readonly branch: string;
+  readonly itemIndex?: number | undefined;
+  readonly output?: unknown;
+  readonly error?:
+    | { readonly name: string; readonly code: string | undefined; readonly message: string }
+    | undefined;
+  /** True when the launch withdrew it before it finished. */
+  readonly withdrawn?: boolean | undefined;
+}
+
+/** A parallel launch within one execution. @internal */
+export interface LaunchState {
+  readonly startedAt: number;
+  readonly results: Readonly<Record<string, BranchResult>>;
+}
+
 /** Per-execution scratch state, reset when an execution starts on the thread. @internal */
 export interface RunState {
   readonly executionId: string;
@@ -20,6 +40,7 @@ export interface RunState {
   readonly outputs: Readonly<Record<string, unknown>>;
   /** How many times each step ran in this execution. */
   readonly visits: Readonly<Record<string, number>>;
+  readonly launches: Readonly<Record<string, LaunchState>>;
   readonly steps: readonly ExecutionStep[];
   readonly output: unknown;
 }
@@ -29,6 +50,9 @@ export interface RunPatch {
   readonly reset?: { readonly executionId: string; readonly input: unknown };
   readonly outputs?: Readonly<Record<string, unknown>>;
   readonly visits?: Readonly<Record<string, number>>;
+  readonly launches?: Readonly<
+    Record<string, { readonly startedAt?: number; readonly results?: Readonly<Record<string, BranchResult>> }>
+  >;
   readonly steps?: readonly ExecutionStep[];
   readonly output?: unknown;
 }
@@ -38,9 +62,25 @@ const emptyRun: RunState = {
   input: undefined,
   outputs: {},
   visits: {},
+  launches: {},
   steps: [],
   output: undefined,
 };
+
+function mergeLaunches(
+  state: RunState["launches"],
+  patch: NonNullable<RunPatch["launches"]>,
+): Record<string, LaunchState> {
+  const out: Record<string, LaunchState> = { ...state };
+  for (const [id, change] of Object.entries(patch)) {
+    const before = out[id] ?? { startedAt: change.startedAt ?? 0, results: {} };
+    out[id] = {
+      startedAt: change.startedAt ?? before.startedAt,
+      results: { ...before.results, ...(change.results ?? {}) },
+    };
+  }
+  return out;
+}
 
 function applyRunPatch(state: RunState, patch: RunPatch): RunState {
   const base: RunState = patch.reset === undefined ? state : { ...emptyRun, ...patch.reset };
@@ -48,6 +88,7 @@ function applyRunPatch(state: RunState, patch: RunPatch): RunState {
     ...base,
     outputs: patch.outputs === undefined ? base.outputs : { ...base.outputs, ...patch.outputs },
     visits: patch.visits === undefined ? base.visits : { ...base.visits, ...patch.visits },
+    launches: patch.launches === undefined ? base.launches : mergeLaunches(base.launches, patch.launches),
     steps: patch.steps === undefined ? base.steps : [...base.steps, ...patch.steps],
     output: "output" in patch ? patch.output : base.output,
   };

@@ -17,12 +17,15 @@ import type { StepRecord } from "../records/execution-record.js";
 import type { Fence } from "../store/fence.js";
 import type { PauseRecord } from "../store/pause-record.js";
 import { toMilliseconds } from "../time/duration.js";
+import type { BranchPath } from "./agent-state.js";
 import { DEFAULT_TOOL_TIMEOUT } from "./run-tool.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** Where a pause waits, as its record keeps it (JSON). @internal */
 export interface PauseStep {
   readonly record: StepRecord;
+  /** The launch branches the step waits under, outermost first. */
+  readonly branch?: BranchPath;
   readonly context: StepContext;
   readonly tenant: Tenant;
   readonly workflow: { readonly name: string; readonly version: string };

@@ -1,6 +1,7 @@
 import type { AssembledAgent } from "../assembly/assembled-application.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import type { StepRecord } from "../records/execution-record.js";
+import type { BranchPath } from "./agent-state.js";
 import type { LoopState } from "./flow-state.js";
 
 /** The step record of an agent's model turn or tool call. @internal */
@@ -9,13 +10,16 @@ export function stepRecord(
   nodeId: string,
   loop: LoopState,
   call?: ChatToolCall,
+  branch?: BranchPath,
 ): StepRecord {
+  const innermost = branch?.launches.at(-1);
   return {
     agent: { kind: "agent", name: agent.name },
     nodeId,
     visit: loop.visit,
     toolLoopIteration: loop.iteration,
     validationAttempts: loop.validationAttempts,
+    ...(innermost === undefined ? {} : { copy: innermost.index, itemIndex: innermost.itemIndex }),
     ...(call === undefined ? {} : { toolCall: { callId: call.id, tool: call.name } }),
   };
 }

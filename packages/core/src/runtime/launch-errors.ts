@@ -1,0 +1,25 @@
+import { AgbossError } from "../errors/agboss-error.js";
+
+/** Thrown inside a branch whose pause was withdrawn: the branch stops, and its launch's join goes on. @internal */
+export class BranchWithdrawnError extends AgbossError {
+  static override readonly kind: string = "BranchWithdrawnError";
+  constructor(pauseId: string) {
+    super(
+      "branch.withdrawn",
+      `The branch waiting on pause "${pauseId}" was withdrawn: its launch no longer needs it.`,
+    );
+  }
+}
+
+/** A parallel launch's deadline passed before every branch finished. */
+export class JoinDeadlineError extends AgbossError {
+  static override readonly kind: string = "JoinDeadlineError";
+  readonly launchId: string;
+  constructor(launchId: string, deadlineMs: number) {
+    super(
+      "join.deadline",
+      `Launch ${launchId} did not finish within its deadline of ${deadlineMs} ms (application clock, pauses included); its unfinished branches were withdrawn. Handle it with .onJoinError(JoinDeadlineError, …) or give the launch more time.`,
+    );
+    this.launchId = launchId;
+  }
+}

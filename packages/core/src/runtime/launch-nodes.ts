@@ -1,0 +1,192 @@
+import { isGraphInterrupt, Send } from "@langchain/langgraph";
+import type { AssembledAgent, AssembledStep } from "../assembly/assembled-application.js";
+import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
+import { hasCause } from "../errors/agboss-error.js";
+import { StepFailedError } from "../errors/step-failed-error.js";
+import { FailurePolicy } from "../flow/failure-policy.js";
+import type { ExecutionStep } from "../records/execution-record.js";
+import { toMilliseconds } from "../time/duration.js";
+import type { CompiledAgentGraph } from "./agent-nodes.js";
+import { runAgentVisit } from "./agent-step.js";
+import type { BranchResult, FlowStateUpdate, FlowStateValue } from "./flow-state.js";
+import { BranchWithdrawnError, JoinDeadlineError } from "./launch-errors.js";
+import type { RuntimeServices } from "./runtime-services.js";
+
+type LaunchStep = Extract<AssembledStep, { kind: "parallel" }>;
+
+/** What one branch task gets through its `Send`. @internal */
+export interface BranchTask {
+  readonly launchId: string;
+  readonly index: number;
+  readonly itemIndex: number | undefined;
+  readonly agent: string;
+  readonly input: unknown;
+}
+
+/** The node a launch's branches run in. @internal */
+export const branchNodeOf = (launchId: string) => `${launchId}/branch`;
+/** The node a launch joins in. @internal */
+export const joinNodeOf = (launchId: string) => `${launchId}/join`;
+
+// The error objects branches threw in this process, so the join hands on the very object (keyed by
+// execution, launch and branch). After a restart the join rebuilds an equivalent error instead.
+const thrownByBranch = new Map<string, unknown>();
+// Slots of each running launch: a branch waits for one, and frees it when it ends or pauses.
+const slots = new Map<string, { active: number; waiting: (() => void)[] }>();
+
+async function takeSlot(key: string, max: number): Promise<() => void> {
+  let pool = slots.get(key);
+  if (pool === undefined) {
+    pool = { active: 0, waiting: [] };
+    slots.set(key, pool);
+  }
+  const held = pool;
+  while (held.active >= max) await new Promise<void>((resolve) => held.waiting.push(resolve));
+  held.active += 1;
+  return () => {
+    held.active -= 1;
+    const next = held.waiting.shift();
+    if (next !== undefined) next();
+    else if (held.active === 0) slots.delete(key);
+  };
+}
+
+function frame(): ExecutionFrame {
+  return ExecutionContext.current() as ExecutionFrame;
+}
+
+/** True when a launch can no longer use its unfinished branches: FailFast saw a failure, or its deadline passed. @internal */
+export function launchDecided(step: LaunchStep, state: FlowStateValue, now: number): boolean {
+  const launch = state.run.launches[step.nodeId];
+  if (launch === undefined) return false;
+  const results = Object.values(launch.results);
+  if (
+    (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast &&
+    results.some((r) => r.error !== undefined)
+  ) {
+    return true;
+  }
+  return (
+    step.options.deadline !== undefined && now - launch.startedAt >= toMilliseconds(step.options.deadline)
+  );
+}
+
+/** Starts a launch: stamps when, so its deadline counts on the Clock. @internal */
+export function launchNode(services: RuntimeServices, step: LaunchStep) {
+  return (): FlowStateUpdate => ({
+    run: { launches: { [step.nodeId]: { startedAt: services.clock.now() } } },
+  });
+}
+
+/** Sends one task per branch (per agent, or per item), or goes straight to the join when there are none. @internal */
+export function launchRouter(step: LaunchStep, inputOf: (s: FlowStateValue) => unknown) {
+  return (state: FlowStateValue): Send[] | string => {
+    const input = inputOf(state);
+    const agent = step.agents[0] as AssembledAgent;
+    const tasks: BranchTask[] =
+      step.items === undefined
+        ? step.agents.map((a, index) => ({
+            launchId: step.nodeId,
+            index,
+            itemIndex: undefined,
+            agent: a.name,
+            input,
+          }))
+        : step
+            .items(input)
+            .map((item, index) => ({
+              launchId: step.nodeId,
+              index,
+              itemIndex: index,
+              agent: agent.name,
+              input: item,
+            }));
+    if (tasks.length === 0) return joinNodeOf(step.nodeId);
+    return tasks.map((task) => new Send(branchNodeOf(step.nodeId), task));
+  };
+}
+
+/**
+ * One branch: runs its agent visit as a subgraph in this task. A pause interrupts only this task (its
+ * siblings run on in the same pass); a failure or a withdrawal becomes the branch's result.
+ * @internal
+ */
+export function branchNode(step: LaunchStep, graphOf: (agent: AssembledAgent) => CompiledAgentGraph) {
+  return async (task: BranchTask): Promise<FlowStateUpdate> => {
+    const agent = step.agents.find((a) => a.name === task.agent) as AssembledAgent;
+    const { executionId } = frame();
+    const release = await takeSlot(
+      `${executionId}/${step.nodeId}`,
+      step.options.maxConcurrency ?? Number.POSITIVE_INFINITY,
+    );
+    const base = { index: task.index, branch: agent.name, itemIndex: task.itemIndex };
+    const record = (result: BranchResult, steps: readonly ExecutionStep[] = []): FlowStateUpdate => ({
+      run: { steps, launches: { [step.nodeId]: { results: { [String(task.index)]: result } } } },
+    });
+    try {
+      const done = await runAgentVisit(graphOf(agent), {
+        agent,
+        nodeId: `${step.nodeId}/${task.index}:agent/${agent.name}`,
+        visit: 1,
+        input: task.input,
+        history: [],
+        branch: { launches: [{ launchId: step.nodeId, index: task.index, itemIndex: task.itemIndex }] },
+      });
+      return record({ ...base, output: done.output }, done.steps);
+    } catch (error) {
+      if (isGraphInterrupt(error)) throw error;
+      if (error instanceof BranchWithdrawnError || hasCause(error, BranchWithdrawnError))
+        return record({ ...base, withdrawn: true });
+      thrownByBranch.set(`${executionId}/${step.nodeId}/${task.index}`, error);
+      const e = error as { name?: string; code?: string; message?: string };
+      return record({
+        ...base,
+        error: { name: e.name ?? "Error", code: e.code, message: e.message ?? String(error) },
+      });
+    } finally {
+      release();
+    }
+  };
+}
+
+/**
+ * Joins a launch: with every branch ended (finished, failed or withdrawn), hands on `{ results }`, or the
+ * failure — the very error a branch threw under FailFast, or a JoinDeadlineError — to the first matching
+ * `.onJoinError(…)` handler, else fails the execution with it.
+ * @internal
+ */
+export function joinNode(services: RuntimeServices, step: LaunchStep) {
+  return (state: FlowStateValue): FlowStateUpdate => {
+    const launch = state.run.launches[step.nodeId];
+    const results = Object.values(launch?.results ?? {}).sort((a, b) => a.index - b.index);
+    const { executionId } = frame();
+    let failure: unknown;
+    const failed = results.find((r) => r.error !== undefined);
+    if (
+      (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast &&
+      failed !== undefined
+    ) {
+      failure =
+        thrownByBranch.get(`${executionId}/${step.nodeId}/${failed.index}`) ??
+        new StepFailedError(
+          step.nodeId,
+          `Branch ${failed.index} (${failed.branch}) failed: ${failed.error?.message ?? ""}`,
+          {
+            ...(failed.error?.code === undefined ? {} : { code: failed.error.code }),
+          },
+        );
+    } else if (
+      step.options.deadline !== undefined &&
+      launch !== undefined &&
+      results.some((r) => r.withdrawn === true) &&
+      services.clock.now() - launch.startedAt >= toMilliseconds(step.options.deadline)
+    ) {
+      failure = new JoinDeadlineError(step.nodeId, toMilliseconds(step.options.deadline));
+    }
+    for (const r of results) thrownByBranch.delete(`${executionId}/${step.nodeId}/${r.index}`);
+    if (failure === undefined) return { run: { outputs: { [step.nodeId]: { results } } } };
+    const handler = step.onJoinError.find((h) => hasCause(failure, h.type));
+    if (handler === undefined) throw failure;
+    return { run: { outputs: { [step.nodeId]: handler.handle(failure) } } };
+  };
+}

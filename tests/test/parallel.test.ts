@@ -1,0 +1,225 @@
+import {
+  AgentFailedError,
+  type ChatRequest,
+  callTool,
+  ExecutionStatus,
+  JoinDeadlineError,
+  NotPausedError,
+  PauseResolution,
+  PauseStatus,
+  replyWith,
+  StepFailedError,
+} from "@agboss/core";
+import type { ModelScript } from "@agboss/testing";
+import { expect } from "vitest";
+import { onEachBackend } from "../src/backends.js";
+import {
+  ApprovedRefundTool,
+  BookExpenseTool,
+  Desk,
+  TestRefundApprovalChannel,
+} from "../src/fixtures/approval-app.js";
+import {
+  BatchStart,
+  FinanceAgent,
+  ItemAgent,
+  LegalAgent,
+  OpsAgent,
+  PaymentDeclinedError,
+  ReviewApplication,
+  ReviewStart,
+  SummaryAgent,
+  TimedReviewStart,
+  TolerantReviewStart,
+} from "../src/fixtures/parallel-app.js";
+
+const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
+const owner = { tenantId: "acme", ownerId: "alice" } as const;
+const run = { ownerId: "alice", tenant: { tenantId: "acme" } } as const;
+const lastUser = (r: ChatRequest) => [...r.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+
+/** Legal asks for a refund approval (Channel), finance for an expense approval (owner), ops just answers. */
+function scriptTwoPauses(mockLlm: (c: unknown) => ModelScript) {
+  mockLlm(LegalAgent).thenReturn(
+    callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }),
+    replyWith("legal ok"),
+  );
+  mockLlm(FinanceAgent).thenReturn(
+    callTool(BookExpenseTool, { purpose: "audit", amountCents: 200 }),
+    replyWith("finance ok"),
+  );
+  mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
+  return mockLlm(SummaryAgent).thenReturn((r) => replyWith(`summary of ${lastUser(r).length} chars`));
+}
+
+onEachBackend(ReviewApplication, (test) => {
+  test("[PA-03] a paused branch frees its slot: its siblings run to their end in the same pass; the join waits only for the paused", async ({
+    app,
+    mockLlm,
+  }) => {
+    const summary = scriptTwoPauses(mockLlm as never);
+    const result = await app.execute(
+      ReviewStart,
+      { text: "case 7" },
+      { ...run, threadId: "t-pa3", record: true },
+    );
+    expect(result.status).toBe(ExecutionStatus.Paused);
+    expect(result.pending.map((p) => p.agent).sort()).toEqual(["finance-agent", "legal-agent"]);
+    // With maxConcurrency 2, ops could only run once a paused branch gave its slot back.
+    expect(mockLlm(OpsAgent).calls).toHaveLength(1);
+    expect(result.record?.steps.filter((s) => s.type === "model").map((s) => s.step.agent.name)).toContain(
+      "ops-agent",
+    );
+    expect(summary.calls).toHaveLength(0);
+  });
+
+  test("[PA-02] several pauses wait at once, each answered by its own id, in any order, from any instance", async ({
+    app,
+    openApp,
+    mockLlm,
+  }) => {
+    const summary = scriptTwoPauses(mockLlm as never);
+    const paused = await app.execute(ReviewStart, { text: "case 8" }, { ...run, threadId: "t-pa2" });
+    const expenseId = paused.pending.find((p) => p.agent === "finance-agent")?.pauseId as string;
+    const refundId = app.get(Desk).asked.find((a) => a.channel === "refund")?.pauseId as string;
+    const other = await openApp();
+    const first = await other.resume({ pauseId: expenseId, decision: { approved: true } }, owner);
+    expect(first.status).toBe(ExecutionStatus.Paused);
+    expect(first.pending.map((p) => p.agent)).toEqual(["legal-agent"]);
+    expect(summary.calls).toHaveLength(0);
+    const done = await app.resume({ pauseId: refundId, decision: { approved: true } }, manager);
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(summary.calls).toHaveLength(1);
+    const joined = JSON.parse(lastUser(summary.calls[0] as ChatRequest)) as {
+      results: { branch: string; output: unknown }[];
+    };
+    expect(joined.results.map((r) => [r.branch, r.output])).toEqual([
+      ["legal-agent", { text: "legal ok" }],
+      ["finance-agent", { text: "finance ok" }],
+      ["ops-agent", { text: "ops ok" }],
+    ]);
+    expect([...app.get(Desk).refunds, ...other.get(Desk).refunds]).toHaveLength(1);
+    expect([...app.get(Desk).expenses, ...other.get(Desk).expenses]).toHaveLength(1);
+  });
+
+  test("[FW-01] under FailFast a failing branch withdraws its paused siblings' pauses and the join runs in the same call", async ({
+    app,
+    mockLlm,
+    store,
+    mockOf,
+  }) => {
+    const withdraw = mockOf(TestRefundApprovalChannel).withdraw;
+    mockLlm(LegalAgent).thenReturn(callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }));
+    mockLlm(FinanceAgent).thenReturn(() => Promise.reject(new Error("ledger offline")));
+    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
+    const error = await app
+      .execute(ReviewStart, { text: "case 9" }, { ...run, threadId: "t-fw1" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentFailedError);
+    expect((error as Error).message).toContain("finance-agent");
+    const [pause] = await store.pauses.list({ tenantId: "acme", threadId: "t-fw1" });
+    expect(pause).toMatchObject({ status: PauseStatus.Cancelled, resolution: PauseResolution.Withdrawn });
+    expect(withdraw).toHaveBeenCalledTimes(1);
+    expect(withdraw.mock.calls[0]?.[0]).toMatchObject({ resolution: PauseResolution.Withdrawn });
+    const late = await app
+      .resume({ pauseId: pause?.pauseId as string, decision: { approved: true } }, manager)
+      .catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(NotPausedError);
+    expect(app.get(Desk).refunds).toEqual([]);
+  });
+
+  test("[FW-02] the join gets the very error the branch threw: onJoinError matches by class and cause chain", async ({
+    app,
+    mockLlm,
+  }) => {
+    const declined = new PaymentDeclinedError();
+    mockLlm(LegalAgent).thenReturn(callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }));
+    mockLlm(FinanceAgent).thenReturn(() => Promise.reject(declined));
+    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
+    const summary = mockLlm(SummaryAgent).thenReturn((r) => replyWith(`handled: ${lastUser(r)}`));
+    const tolerated = await app.execute(
+      TolerantReviewStart,
+      { text: "case 10" },
+      { ...run, threadId: "t-fw2" },
+    );
+    expect(tolerated.status).toBe(ExecutionStatus.Completed);
+    expect((tolerated.output as { text: string }).text).toMatch(
+      /^handled: \{\n {2}"declined": "Agent \\"finance-agent\\" failed: its model call failed: the card issuer declined the refund"\n\}$/,
+    );
+    expect(summary.calls).toHaveLength(1);
+
+    mockLlm(LegalAgent).thenReturn(replyWith("legal ok"));
+    mockLlm(FinanceAgent).thenReturn(() => Promise.reject(declined));
+    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
+    const error = (await app
+      .execute(ReviewStart, { text: "case 11" }, { ...run, threadId: "t-fw2b" })
+      .catch((e: unknown) => e)) as AgentFailedError;
+    expect(error).toBeInstanceOf(AgentFailedError);
+    expect(error).toBeInstanceOf(StepFailedError);
+    expect(error.cause).toBe(declined);
+  });
+
+  test("[FW-04] a join's deadline counts on the Clock, pauses included; the next move after it withdraws what is left", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    mockLlm(LegalAgent).thenReturn(
+      callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }),
+      replyWith("legal ok"),
+    );
+    mockLlm(FinanceAgent).thenReturn(callTool(BookExpenseTool, { purpose: "audit", amountCents: 200 }));
+    const paused = await app.execute(TimedReviewStart, { text: "case 12" }, { ...run, threadId: "t-fw4" });
+    expect(paused.pending).toHaveLength(2);
+    const refundId = app.get(Desk).asked.find((a) => a.channel === "refund")?.pauseId as string;
+    const expenseId = paused.pending.find((p) => p.agent === "finance-agent")?.pauseId as string;
+    clock.set(clock.now() + 2 * 3_600_000);
+    await clock.advance(1);
+    // Nothing moved while the tree rested: both still wait.
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", expenseId))?.status).toBe(
+      PauseStatus.Pending,
+    );
+    const error = await app
+      .resume({ pauseId: refundId, decision: { approved: true } }, manager)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JoinDeadlineError);
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", expenseId)).toMatchObject({
+      status: PauseStatus.Cancelled,
+      resolution: PauseResolution.Withdrawn,
+    });
+    expect(app.get(Desk).refunds).toHaveLength(1);
+  });
+
+  test("a per-item launch gives each branch its itemIndex, in pending and in the audit trail", async ({
+    app,
+    openApp,
+    mockLlm,
+  }) => {
+    const items = mockLlm(ItemAgent);
+    items.when((r) => lastUser(r) === "a").thenReturn(replyWith("a done"));
+    items
+      .when((r) => lastUser(r) === "b")
+      .thenReturn(callTool(BookExpenseTool, { purpose: "item b", amountCents: 5 }), replyWith("b done"));
+    items.when((r) => lastUser(r) === "c").thenReturn(replyWith("c done"));
+    const summary = mockLlm(SummaryAgent).thenReturn((r) => replyWith(lastUser(r)));
+    const paused = await app.execute(BatchStart, { text: "a,b,c" }, { ...run, threadId: "t-items" });
+    expect(paused.pending).toHaveLength(1);
+    expect(paused.pending[0]).toMatchObject({ itemIndex: 1, agent: "item-agent" });
+    const other = await openApp();
+    const done = await other.resume(
+      { pauseId: paused.pending[0]?.pauseId as string, decision: { approved: true } },
+      { ...owner, record: true },
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    const joined = JSON.parse(lastUser(summary.calls[0] as ChatRequest)) as {
+      results: { itemIndex: number; output: unknown }[];
+    };
+    expect(joined.results.map((r) => [r.itemIndex, r.output])).toEqual([
+      [0, { text: "a done" }],
+      [1, { text: "b done" }],
+      [2, { text: "c done" }],
+    ]);
+    expect(done.record?.pauses[0]?.step).toMatchObject({ itemIndex: 1, copy: 1 });
+  });
+});
