@@ -83,8 +83,22 @@ export {
   ToolTimeoutError,
 } from "./errors/runtime-errors.js";
 export { AgentFailedError, StepFailedError } from "./errors/step-failed-error.js";
+export {
+  BranchVerdict,
+  type QuorumBranchResult,
+  QuorumDecidedBy,
+  type QuorumJoinOutput,
+  QuorumOutcome,
+} from "./flow/branch-verdict.js";
 export { FailurePolicy } from "./flow/failure-policy.js";
 export type { FlowDefinition, FlowStep, JoinErrorHandler, LaunchOptions } from "./flow/flow-definition.js";
+export type {
+  Quorum,
+  QuorumBranch,
+  QuorumGroupsOptions,
+  QuorumOptions,
+  QuorumPredicate,
+} from "./flow/quorum-options.js";
 export { FlowBuilder, start } from "./flow/start.js";
 export type {
   ComponentTypes,

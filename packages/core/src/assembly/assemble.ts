@@ -16,6 +16,7 @@ import { AssemblyError, type AssemblyViolation } from "../errors/assembly-error.
 import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
 import { type ModelProviderOptions, servesModel } from "../models/model-provider.js";
 import { PauseAnswerer } from "../pauses/pause-status.js";
+import { quorumProblems } from "../runtime/quorum.js";
 import type {
   AssembledAgent,
   AssembledApplication,
@@ -327,6 +328,10 @@ export function assemble(
               `A parallel launch of ${wm.options.name} has maxConcurrency ${String(max)}; use a whole number of at least 1.`,
             );
           }
+          // A quorum's max is checked against the branch count when it is known before running (not per item).
+          const known = step.items === undefined && step.agents.length > 0 ? step.agents.length : undefined;
+          for (const problem of step.quorum === undefined ? [] : quorumProblems(step.quorum, known))
+            add("flow.quorum", `A parallel launch of ${wm.options.name}: ${problem}`);
           if (agents.length === step.agents.length) {
             steps.push({
               kind: "parallel",
@@ -334,6 +339,7 @@ export function assemble(
               agents,
               items: step.items,
               options: step.options,
+              quorum: step.quorum,
               onJoinError: step.onJoinError,
             });
           }

@@ -4,6 +4,7 @@ import type { AnyClass } from "../components/component-registry.js";
 import type { ToolOptions } from "../components/tool.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { JoinErrorHandler, LaunchOptions } from "../flow/flow-definition.js";
+import type { Quorum } from "../flow/quorum-options.js";
 import type { ModelProviderOptions } from "../models/model-provider.js";
 import type { PauseAnswerer } from "../pauses/pause-status.js";
 
@@ -42,6 +43,8 @@ export type AssembledStep =
       readonly agents: readonly AssembledAgent[];
       readonly items: ((input: unknown) => readonly unknown[]) | undefined;
       readonly options: LaunchOptions;
+      /** The launch's quorum, when it joins by one. */
+      readonly quorum?: Quorum | undefined;
       readonly onJoinError: readonly {
         readonly type: abstract new (...args: never[]) => unknown;
         readonly handle: JoinErrorHandler;

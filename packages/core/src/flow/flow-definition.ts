@@ -2,6 +2,7 @@ import type { AnyClass } from "../components/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { Duration } from "../time/duration.js";
 import type { FailurePolicy } from "./failure-policy.js";
+import type { Quorum } from "./quorum-options.js";
 
 /** How a parallel launch runs and joins its branches. */
 export interface LaunchOptions {
@@ -26,6 +27,8 @@ export type FlowStep =
       /** For a per-item launch: the items of the step's input, one branch each. */
       readonly items: ((input: unknown) => readonly unknown[]) | undefined;
       readonly options: LaunchOptions;
+      /** Set by `.joinQuorum(…)` / `.joinQuorumGroups(…)`: the join decides by quorum. */
+      readonly quorum?: Quorum | undefined;
       readonly onJoinError: readonly {
         readonly type: abstract new (...args: never[]) => unknown;
         readonly handle: JoinErrorHandler;

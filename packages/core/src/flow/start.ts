@@ -1,6 +1,7 @@
 import type { AnyClass } from "../components/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { FlowDefinition, FlowStep, JoinErrorHandler, LaunchOptions } from "./flow-definition.js";
+import type { QuorumGroupsOptions, QuorumOptions } from "./quorum-options.js";
 
 /** A flow being built; finish it with `toFinish`. */
 export class FlowBuilder {
@@ -44,6 +45,43 @@ export class FlowBuilder {
   ): FlowBuilder {
     const { items, ...launch } = options;
     return this.#with({ kind: "parallel", agents: [agent], items, options: launch, onJoinError: [] });
+  }
+
+  /**
+   * Joins the previous launch by quorum: it is decided as soon as `max` branches count (`count`, default:
+   * finished without error), when `max` can no longer be reached, or when its deadline (the launch's or
+   * this one's) passes. Then the questions its unfinished branches still wait on are withdrawn and the
+   * next step gets a `QuorumJoinOutput`: the outcome and each branch's `BranchVerdict`.
+   *
+   * @example
+   * start(ReviewStart).toParallel([LegalAgent, FinanceAgent, OpsAgent]).joinQuorum({ max: 2, count: (o) => (o as { text: string }).text === "approve" }).toAgent(SummaryAgent)
+   */
+  joinQuorum(options: QuorumOptions): FlowBuilder {
+    const last = this.#steps.at(-1);
+    if (last?.kind !== "parallel" || last.quorum !== undefined)
+      throw new TypeError(
+        "joinQuorum(…) follows a parallel launch without a quorum: toParallel(…) or toEachItem(…).",
+      );
+    const steps = [...this.#steps.slice(0, -1), { ...last, quorum: { kind: "count" as const, ...options } }];
+    return new FlowBuilder(this.#start, this.#returns, steps);
+  }
+
+  /**
+   * Joins the previous launch by groups: each finished branch joins the first group whose predicate
+   * holds; the first group to reach `max` wins. It is decided then, when no group can reach `max` any
+   * more, or when its deadline passes; see {@link FlowBuilder.joinQuorum}.
+   *
+   * @example
+   * .toParallel([A, B, C]).joinQuorumGroups({ groups: { approve: (o) => isYes(o), reject: (o) => !isYes(o) }, max: 2 })
+   */
+  joinQuorumGroups(options: QuorumGroupsOptions): FlowBuilder {
+    const last = this.#steps.at(-1);
+    if (last?.kind !== "parallel" || last.quorum !== undefined)
+      throw new TypeError(
+        "joinQuorumGroups(…) follows a parallel launch without a quorum: toParallel(…) or toEachItem(…).",
+      );
+    const steps = [...this.#steps.slice(0, -1), { ...last, quorum: { kind: "groups" as const, ...options } }];
+    return new FlowBuilder(this.#start, this.#returns, steps);
   }
 
   /**

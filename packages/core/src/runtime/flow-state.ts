@@ -25,11 +25,17 @@ export interface BranchResult {
     | undefined;
   /** True when the launch withdrew it before it finished. */
   readonly withdrawn?: boolean | undefined;
+  /** When it ended, on the application's Clock. */
+  readonly endedAt?: number | undefined;
+  /** Orders branches that ended at the same instant. */
+  readonly endSeq?: number | undefined;
 }
 
 /** A parallel launch within one execution. @internal */
 export interface LaunchState {
   readonly startedAt: number;
+  /** How many branches it sent, when known. */
+  readonly branches?: number | undefined;
   readonly results: Readonly<Record<string, BranchResult>>;
 }
 
@@ -51,7 +57,14 @@ export interface RunPatch {
   readonly outputs?: Readonly<Record<string, unknown>>;
   readonly visits?: Readonly<Record<string, number>>;
   readonly launches?: Readonly<
-    Record<string, { readonly startedAt?: number; readonly results?: Readonly<Record<string, BranchResult>> }>
+    Record<
+      string,
+      {
+        readonly startedAt?: number;
+        readonly branches?: number | undefined;
+        readonly results?: Readonly<Record<string, BranchResult>>;
+      }
+    >
   >;
   readonly steps?: readonly ExecutionStep[];
   readonly output?: unknown;
@@ -76,6 +89,7 @@ function mergeLaunches(
     const before = out[id] ?? { startedAt: change.startedAt ?? 0, results: {} };
     out[id] = {
       startedAt: change.startedAt ?? before.startedAt,
+      branches: change.branches ?? before.branches,
       results: { ...before.results, ...(change.results ?? {}) },
     };
   }

@@ -4,12 +4,15 @@ import { ExecutionContext, type ExecutionFrame } from "../container/execution-co
 import { hasCause } from "../errors/agboss-error.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
+import type { Quorum } from "../flow/quorum-options.js";
 import type { ExecutionStep } from "../records/execution-record.js";
+import type { Clock } from "../time/clock.js";
 import { toMilliseconds } from "../time/duration.js";
 import type { CompiledAgentGraph } from "./agent-nodes.js";
 import { runAgentVisit } from "./agent-step.js";
-import type { BranchResult, FlowStateUpdate, FlowStateValue } from "./flow-state.js";
+import type { BranchResult, FlowStateUpdate, FlowStateValue, LaunchState } from "./flow-state.js";
 import { BranchWithdrawnError, JoinDeadlineError } from "./launch-errors.js";
+import { evaluateQuorum, type QuorumLaunch, quorumDeadlineMs, quorumJoinOutput } from "./quorum.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 type LaunchStep = Extract<AssembledStep, { kind: "parallel" }>;
@@ -59,6 +62,7 @@ function frame(): ExecutionFrame {
 export function launchDecided(step: LaunchStep, state: FlowStateValue, now: number): boolean {
   const launch = state.run.launches[step.nodeId];
   if (launch === undefined) return false;
+  if (step.quorum !== undefined) return quorumDecided(step, step.quorum, launch, now);
   const results = Object.values(launch.results);
   if (
     (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast &&
@@ -73,13 +77,17 @@ export function launchDecided(step: LaunchStep, state: FlowStateValue, now: numb
 
 /** Starts a launch: stamps when, so its deadline counts on the Clock. @internal */
 export function launchNode(services: RuntimeServices, step: LaunchStep) {
-  return (): FlowStateUpdate => ({
-    run: { launches: { [step.nodeId]: { startedAt: services.clock.now() } } },
+  clocks.set(step, services.clock);
+  return (state: FlowStateValue): FlowStateUpdate => ({
+    run: {
+      launches: { [step.nodeId]: { startedAt: services.clock.now(), branches: branchCountOf(step, state) } },
+    },
   });
 }
 
 /** Sends one task per branch (per agent, or per item), or goes straight to the join when there are none. @internal */
 export function launchRouter(step: LaunchStep, inputOf: (s: FlowStateValue) => unknown) {
+  inputs.set(step, inputOf);
   return (state: FlowStateValue): Send[] | string => {
     const input = inputOf(state);
     const agent = step.agents[0] as AssembledAgent;
@@ -121,7 +129,7 @@ export function branchNode(step: LaunchStep, graphOf: (agent: AssembledAgent) =>
     );
     const base = { index: task.index, branch: agent.name, itemIndex: task.itemIndex };
     const record = (result: BranchResult, steps: readonly ExecutionStep[] = []): FlowStateUpdate => ({
-      run: { steps, launches: { [step.nodeId]: { results: { [String(task.index)]: result } } } },
+      run: { steps, launches: { [step.nodeId]: { results: { [String(task.index)]: ended(step, result) } } } },
     });
     try {
       const done = await runAgentVisit(graphOf(agent), {
@@ -160,6 +168,7 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
     const launch = state.run.launches[step.nodeId];
     const results = Object.values(launch?.results ?? {}).sort((a, b) => a.index - b.index);
     const { executionId } = frame();
+    if (step.quorum !== undefined) return quorumJoin(services, step, step.quorum, launch, executionId);
     let failure: unknown;
     const failed = results.find((r) => r.error !== undefined);
     if (
@@ -189,4 +198,83 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
     if (handler === undefined) throw failure;
     return { run: { outputs: { [step.nodeId]: handler.handle(failure) } } };
   };
+}
+
+// Quorum joins. A launch's clock and input are taken when its nodes are built, so a branch can stamp
+// when it ended (the order branches ended in decides which counted) and a launch can note how many
+// branches it sent (to tell when max can no longer be reached).
+const clocks = new WeakMap<LaunchStep, Clock>();
+const inputs = new WeakMap<LaunchStep, (s: FlowStateValue) => unknown>();
+let endSeq = 0;
+
+/** A quorum launch's branch result, stamped with when it ended. */
+function ended(step: LaunchStep, result: BranchResult): BranchResult {
+  if (step.quorum === undefined) return result;
+  endSeq += 1;
+  return { ...result, endedAt: clocks.get(step)?.now(), endSeq };
+}
+
+/** How many branches a quorum launch sends from this state; undefined when not known. */
+function branchCountOf(step: LaunchStep, state: FlowStateValue): number | undefined {
+  const inputOf = inputs.get(step);
+  if (step.quorum === undefined || inputOf === undefined) return undefined;
+  try {
+    const routed = launchRouter(step, inputOf)(state);
+    return Array.isArray(routed) ? routed.length : 0;
+  } catch {
+    return undefined; // the router fails the same way right after, where it belongs
+  }
+}
+
+function quorumLaunchOf(launch: LaunchState | undefined): QuorumLaunch {
+  return {
+    startedAt: launch?.startedAt ?? 0,
+    branches: launch?.branches,
+    results: Object.values(launch?.results ?? {}),
+  };
+}
+
+/** A quorum launch is decided; a predicate that throws counts as decided, so the join reports it. */
+function quorumDecided(step: LaunchStep, quorum: Quorum, launch: LaunchState, now: number): boolean {
+  try {
+    return evaluateQuorum(
+      quorum,
+      quorumLaunchOf(launch),
+      now,
+      quorumDeadlineMs(quorum, step.options.deadline),
+    ).decided;
+  } catch {
+    return true;
+  }
+}
+
+/** The join of a quorum launch: its outcome and verdicts, or a predicate's failure to `.onJoinError(…)`. */
+function quorumJoin(
+  services: RuntimeServices,
+  step: LaunchStep,
+  quorum: Quorum,
+  launch: LaunchState | undefined,
+  executionId: string,
+): FlowStateUpdate {
+  for (const key of Object.keys(launch?.results ?? {}))
+    thrownByBranch.delete(`${executionId}/${step.nodeId}/${key}`);
+  let failure: unknown;
+  try {
+    const output = quorumJoinOutput(
+      quorum,
+      quorumLaunchOf(launch),
+      services.clock.now(),
+      quorumDeadlineMs(quorum, step.options.deadline),
+    );
+    return { run: { outputs: { [step.nodeId]: output } } };
+  } catch (error) {
+    failure = new StepFailedError(
+      step.nodeId,
+      `The quorum of ${step.nodeId} could not judge its branches: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  const handler = step.onJoinError.find((h) => hasCause(failure, h.type));
+  if (handler === undefined) throw failure;
+  return { run: { outputs: { [step.nodeId]: handler.handle(failure) } } };
 }
