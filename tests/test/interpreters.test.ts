@@ -225,7 +225,7 @@ onEachBackend(DeskApplication, (test) => {
       step: {
         nodeId: "agent/desk-agent",
         agent: "desk-agent",
-        callId: (pause?.ask as { callId: string }).callId,
+        callId: (pause?.ask as { callId: string } | undefined)?.callId,
         idempotencyKey: pause?.idempotencyKey,
       },
     });

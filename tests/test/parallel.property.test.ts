@@ -1,6 +1,7 @@
 import {
   AgentFailedError,
   type App,
+  ExecutionEndedError,
   type ExecutionOutput,
   ExecutionStatus,
   FailurePolicy,
@@ -155,11 +156,19 @@ async function drive(
       }),
     );
     result = undefined;
+    const rejections: unknown[] = [];
     for (const s of settled) {
       if (s.status === "fulfilled") {
         result = s.value;
         outputs.push(s.value);
-      } else failure = s.reason;
+      } else rejections.push(s.reason);
+    }
+    // The call that moved the tree rejects with the branch's failure; a call that waited for it learns
+    // the execution ended (it cannot hold the other call's error object, which may be in another process).
+    failure = rejections.find((r) => r instanceof AgentFailedError) ?? rejections[0];
+    for (const other of rejections.filter((r) => r !== failure)) {
+      expect(other).toBeInstanceOf(ExecutionEndedError);
+      expect((other as ExecutionEndedError).status).toBe(ExecutionStatus.Failed);
     }
     if (failure !== undefined) result = undefined;
     else if (result !== undefined) outputs.pop();

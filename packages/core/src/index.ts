@@ -160,6 +160,7 @@ export { blockWithRefusal, PiiAction, type PiiPolicy, replaceWithToken } from ".
 export { PiiRefusedError } from "./pii/pii-refused-error.js";
 export { PiiUnknownTokenError } from "./pii/pii-unknown-token-error.js";
 export type {
+  ChildExecutionRecord,
   ComponentRecord,
   ExecutionRecord,
   ExecutionStep,
@@ -172,6 +173,7 @@ export {
   type CreateAppOptions,
   createApp,
   type ExecuteOptions,
+  ExecutionEndedError,
   LEASE_TTL_MS,
   type PauseInboxQuery,
   type PauseSummary,

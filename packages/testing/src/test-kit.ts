@@ -3,9 +3,9 @@ import {
   type App,
   appInternals,
   ComponentKind,
-  DecidedBy,
   componentOf,
   createApp,
+  DecidedBy,
   MemoryLogger,
   memoryStore,
   type Store,
@@ -119,10 +119,15 @@ export class TestKit {
     let script = this.#scripts.get(component);
     if (script !== undefined) return script;
     const meta = componentOf<{ decidedBy?: string }>(component);
-    const codeInterpreter = meta?.kind === ComponentKind.ReplyInterpreter && meta.options.decidedBy === DecidedBy.Code;
+    const codeInterpreter =
+      meta?.kind === ComponentKind.ReplyInterpreter && meta.options.decidedBy === DecidedBy.Code;
     if (meta === undefined || !MODEL_CALLERS.includes(meta.kind) || codeInterpreter) {
       const what =
-        meta === undefined ? "not an AGBoss component" : codeInterpreter ? "a reply interpreter decided by code" : `a ${meta.kind}`;
+        meta === undefined
+          ? "not an AGBoss component"
+          : codeInterpreter
+            ? "a reply interpreter decided by code"
+            : `a ${meta.kind}`;
       throw new TestSetupError(
         `mockLlm(${component.name}): ${componentLabel(component)} is ${what} and calls no model; only agents and ` +
           `model reply interpreters do. To replace its behaviour, use mockOf(${component.name}).`,

@@ -261,6 +261,7 @@ export function assemble(
   };
 
   const flows = new Map<AnyClass, AssembledFlow>();
+  const childRefs: { parent: AnyClass; child: AnyClass }[] = [];
   for (const wfClass of app.workflows ?? []) {
     const wm = componentOfKind<WorkflowOptions>(wfClass, ComponentKind.Workflow);
     if (wm === undefined) {
@@ -314,12 +315,26 @@ export function assemble(
       const seen = new Map<string, number>();
       let launches = 0;
       for (const step of flow.steps) {
+        if (step.kind === "workflow") {
+          const childName = componentOf<{ name?: string }>(step.start)?.options.name ?? step.start.name;
+          const count = (seen.get(`workflow:${childName}`) ?? 0) + 1;
+          seen.set(`workflow:${childName}`, count);
+          childRefs.push({ parent: flow.start, child: step.start });
+          steps.push({
+            kind: "workflow",
+            nodeId: count === 1 ? `workflow/${childName}` : `workflow/${childName}#${count}`,
+            start: step.start,
+          });
+          continue;
+        }
         if (step.kind === "parallel") {
           launches += 1;
           const agents = step.agents
             .map((a) => assembleAgent(a))
             .filter((a): a is AssembledAgent => a !== undefined);
-          if (step.agents.length === 0)
+          const workflows = step.workflows ?? [];
+          for (const child of workflows) childRefs.push({ parent: flow.start, child });
+          if (step.agents.length === 0 && workflows.length === 0)
             add("flow.empty-launch", `A parallel launch of ${wm.options.name} has no branches.`);
           const max = step.options.maxConcurrency;
           if (max !== undefined && (!Number.isInteger(max) || max < 1)) {
@@ -337,6 +352,7 @@ export function assemble(
               kind: "parallel",
               nodeId: `launch/${launches}`,
               agents,
+              workflows,
               items: step.items,
               options: step.options,
               quorum: step.quorum,
@@ -365,6 +381,30 @@ export function assemble(
       }
     }
   }
+  for (const { parent, child } of childRefs) {
+    if (!flows.has(child)) {
+      add(
+        "flow.unknown-child",
+        `${describeClass(parent)}'s flow runs ${describeClass(child)} as a child workflow, but no workflow of the application begins with it; add its workflow to @Application({ workflows }).`,
+      );
+    }
+  }
+  const childrenOf = (start: AnyClass) => childRefs.filter((r) => r.parent === start).map((r) => r.child);
+  const reported = new Set<AnyClass>();
+  const walk = (start: AnyClass, path: readonly AnyClass[]) => {
+    if (path.includes(start)) {
+      if (!reported.has(start)) {
+        reported.add(start);
+        add(
+          "flow.child-cycle",
+          `Child workflows run in a circle: ${[...path, start].map((c) => c.name).join(" → ")}. A flow cannot run itself.`,
+        );
+      }
+      return;
+    }
+    for (const child of childrenOf(start)) walk(child, [...path, start]);
+  };
+  for (const start of flows.keys()) walk(start, []);
   if ((app.workflows ?? []).length === 0)
     add("application.no-workflows", `${describeClass(appClass)} lists no workflows.`);
   checkDeps(appClass, []);

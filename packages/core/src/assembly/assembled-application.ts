@@ -37,10 +37,13 @@ export interface AssembledAgent {
 /** @internal One step of a flow, with its graph node id. */
 export type AssembledStep =
   | { readonly kind: "agent"; readonly nodeId: string; readonly agent: AssembledAgent }
+  | { readonly kind: "workflow"; readonly nodeId: string; readonly start: AnyClass }
   | {
       readonly kind: "parallel";
       readonly nodeId: string;
       readonly agents: readonly AssembledAgent[];
+      /** Child flows' starts, when the branches are child executions. */
+      readonly workflows: readonly AnyClass[];
       readonly items: ((input: unknown) => readonly unknown[]) | undefined;
       readonly options: LaunchOptions;
       /** The launch's quorum, when it joins by one. */

@@ -33,6 +33,17 @@ export interface ExecutionFrame {
   readonly step: StepContext | undefined;
   /** Aborts when the step times out or the execution is cancelled. */
   readonly signal: AbortSignal;
+  /** The parallel-launch branches the current step runs under, outermost first; undefined outside any. */
+  readonly branch?:
+    | {
+        readonly launches: readonly {
+          readonly executionId: string;
+          readonly launchId: string;
+          readonly index: number;
+          readonly itemIndex?: number | undefined;
+        }[];
+      }
+    | undefined;
 }
 
 const storage = new AsyncLocalStorage<ExecutionFrame>();

@@ -20,10 +20,14 @@ export type JoinErrorHandler = (error: unknown) => unknown;
 /** One step of a flow. */
 export type FlowStep =
   | { readonly kind: "agent"; readonly agent: AnyClass }
+  /** Runs another flow, begun at its start, as a child execution. */
+  | { readonly kind: "workflow"; readonly start: AnyClass }
   | {
       readonly kind: "parallel";
       /** One branch per agent, each on the step's input. */
       readonly agents: readonly AnyClass[];
+      /** Or one branch per child flow (given by its start), each a child execution. */
+      readonly workflows?: readonly AnyClass[];
       /** For a per-item launch: the items of the step's input, one branch each. */
       readonly items: ((input: unknown) => readonly unknown[]) | undefined;
       readonly options: LaunchOptions;

@@ -38,6 +38,26 @@ export class FlowBuilder {
     return this.#with({ kind: "parallel", agents, items: undefined, options, onJoinError: [] });
   }
 
+  /**
+   * Runs another flow, begun at `childStart`, as a child execution on what the previous step produced;
+   * its output becomes this step's. A pause inside it is answered from the root like any other.
+   */
+  toWorkflow(childStart: AnyClass): FlowBuilder {
+    return this.#with({ kind: "workflow", start: childStart });
+  }
+
+  /** Runs several child flows at once, one branch each, and joins them like `toParallel`. */
+  toParallelWorkflows(childStarts: readonly AnyClass[], options: LaunchOptions = {}): FlowBuilder {
+    return this.#with({
+      kind: "parallel",
+      agents: [],
+      workflows: childStarts,
+      items: undefined,
+      options,
+      onJoinError: [],
+    });
+  }
+
   /** Runs `agent` once per item of the previous step's output (`items` picks them), each branch knowing its `itemIndex`. */
   toEachItem(
     agent: AnyClass,

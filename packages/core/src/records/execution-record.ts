@@ -55,6 +55,24 @@ export type ExecutionStep =
       readonly at: string;
     };
 
+/** A child execution (a workflow run as a step), as its parent's record lists it. */
+export interface ChildExecutionRecord {
+  readonly executionId: string;
+  readonly parentExecutionId: string;
+  readonly workflow: { readonly name: string; readonly version: string };
+  readonly start: string;
+  /** Completed, or Paused while one of its pauses waits. */
+  readonly status: ExecutionStatus;
+  /** The item of a per-item launch it ran for. */
+  readonly itemIndex: number | undefined;
+  /** Its output, sensitive fields masked; undefined until it completed. */
+  readonly output: unknown;
+  readonly steps: readonly ExecutionStep[];
+  /** The pauses its own steps asked (a grandchild's are in that child's record). */
+  readonly pauses: readonly PauseEntry[];
+  readonly children: readonly ChildExecutionRecord[];
+}
+
 /** An execution's history: what ran, with what, and how it ended. */
 export interface ExecutionRecord {
   readonly tenantId: string;
@@ -88,4 +106,6 @@ export interface ExecutionRecord {
   readonly budget?: BudgetLimits | undefined;
   /** The audit trail: every resolved pause of the tree, in the order asked. */
   readonly pauses: readonly PauseEntry[];
+  /** Its child executions, each with its own pauses. */
+  readonly children?: readonly ChildExecutionRecord[];
 }

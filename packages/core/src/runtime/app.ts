@@ -11,8 +11,9 @@ import { ExecutionContext, type ExecutionFrame, type Tenant } from "../container
 import { CLOCK, LOGGER } from "../container/well-known-tokens.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
-import { hasCause } from "../errors/agboss-error.js";
+import { AgbossError, hasCause } from "../errors/agboss-error.js";
 import { DtoValidationError } from "../errors/dto-validation-error.js";
+import { ErrorCode } from "../errors/error-codes.js";
 import {
   AppClosedError,
   ExecutionCancelledError,
@@ -28,7 +29,7 @@ import {
   UnknownPauseError,
 } from "../pauses/pause-errors.js";
 import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
-import type { ExecutionRecord } from "../records/execution-record.js";
+import type { ChildExecutionRecord, ExecutionRecord } from "../records/execution-record.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { PauseAnswer, PauseQuery, PauseRecord } from "../store/pause-record.js";
@@ -42,7 +43,7 @@ import { defaultStoreFactory } from "./default-store.js";
 import type { ExecutionEvents } from "./execution-events.js";
 import type { ExecutionOutput } from "./execution-output.js";
 import { ExecutionStatus } from "./execution-status.js";
-import type { FlowStateValue } from "./flow-state.js";
+import type { ChildSummary, FlowStateValue } from "./flow-state.js";
 import { interpretReply } from "./interpret-reply.js";
 import { launchDecided } from "./launch-nodes.js";
 import { ModelRegistry } from "./model-registry.js";
@@ -181,6 +182,53 @@ function checkCredential(pause: PauseRecord, options: { ownerId?: string; answer
   return options.answeredBy;
 }
 
+/** The records of finished child executions, each with the pauses its own steps asked. */
+function childRecords(
+  summaries: readonly ChildSummary[],
+  pauses: readonly PauseEntry[],
+): ChildExecutionRecord[] {
+  return summaries.map((child) => ({
+    executionId: child.executionId,
+    parentExecutionId: child.parentExecutionId,
+    workflow: child.workflow,
+    start: child.start,
+    status: ExecutionStatus.Completed,
+    itemIndex: child.itemIndex,
+    output: child.output,
+    steps: child.steps,
+    pauses: pauses.filter((p) => p.executionId === child.executionId),
+    children: childRecords(child.children, pauses),
+  }));
+}
+
+/** Stored child records with their pauses read again from the audit trail. */
+function withPauses(
+  children: readonly ChildExecutionRecord[],
+  pauses: readonly PauseEntry[],
+): ChildExecutionRecord[] {
+  return children.map((child) => ({
+    ...child,
+    pauses: pauses.filter((p) => p.executionId === child.executionId),
+    children: withPauses(child.children, pauses),
+  }));
+}
+
+/** The tree another pass moved ended in failure or was cancelled; the decision was recorded but no step took it. */
+export class ExecutionEndedError extends AgbossError {
+  static override readonly kind: string = "ExecutionEndedError";
+  readonly executionId: string;
+  readonly status: ExecutionStatus;
+  constructor(executionId: string, status: ExecutionStatus, error: ExecutionRecord["error"]) {
+    super(
+      status === ExecutionStatus.Cancelled ? ErrorCode.ExecutionCancelled : "execution.failed",
+      `Execution ${executionId} ${status === ExecutionStatus.Cancelled ? "was cancelled" : "failed"} in another call while this answer waited for it` +
+        `${error === undefined ? "" : `: ${error.message}`}. The answer was recorded; nothing more will run.`,
+    );
+    this.executionId = executionId;
+    this.status = status;
+  }
+}
+
 function notPaused(pause: PauseRecord): NotPausedError {
   return new NotPausedError({
     pauseId: pause.pauseId,
@@ -217,7 +265,15 @@ export class App {
     Object.defineProperty(this, INTERNALS, { value: args.internals, enumerable: false });
     const services: RuntimeServices = args.internals;
     for (const [startClass, flow] of args.internals.assembled.flows) {
-      this.#graphs.set(startClass, compileFlow(flow, services, args.internals.store.checkpointer));
+      this.#graphs.set(
+        startClass,
+        compileFlow(
+          flow,
+          services,
+          args.internals.store.checkpointer,
+          (start) => args.internals.assembled.flows.get(start) as AssembledFlow,
+        ),
+      );
     }
   }
 
@@ -302,16 +358,19 @@ export class App {
       },
     };
     try {
-      await store.threads.save({
-        tenantId: tenant.tenantId,
-        threadId,
-        ownerId: options.ownerId,
-        workflowName: flow.workflow.name,
-        latestExecutionId: executionId,
-        createdAt: thread?.createdAt ?? startedAt,
-        updatedAt: startedAt,
-      });
-      await this.#saveRecord(this.#record(tree, ExecutionStatus.Running, undefined, undefined, []));
+      // Independent writes issued together can share one commit.
+      await Promise.all([
+        store.threads.save({
+          tenantId: tenant.tenantId,
+          threadId,
+          ownerId: options.ownerId,
+          workflowName: flow.workflow.name,
+          latestExecutionId: executionId,
+          createdAt: thread?.createdAt ?? startedAt,
+          updatedAt: startedAt,
+        }),
+        this.#saveRecord(this.#record(tree, ExecutionStatus.Running, undefined, undefined, [])),
+      ]);
     } catch (error) {
       await store.leases.release(lease);
       throw error;
@@ -447,10 +506,9 @@ export class App {
     const tenantId = options.tenantId ?? "default";
     const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(tenantId, executionId);
     if (stored === undefined) return undefined;
-    return {
-      ...(stored.record as ExecutionRecord),
-      pauses: await this.#auditOf(tenantId, stored.rootExecutionId),
-    };
+    const record = stored.record as ExecutionRecord;
+    const pauses = await this.#auditOf(tenantId, stored.rootExecutionId);
+    return { ...record, pauses, children: withPauses(record.children ?? [], pauses) };
   }
 
   /** Stops the sweep, calls every `onStop`, and closes the store if the application opened it. */
@@ -620,12 +678,21 @@ export class App {
             threadId: frame.threadId,
             executionId: frame.executionId,
             pending,
+            children: record.children ?? [],
             ...(withRecord ? { record } : {}),
           };
         }
         finished = snapshot.values as FlowStateValue;
         if (!moved) {
-          // Another pass already finished the tree (a caller that waited for its lease): report, don't redo.
+          // Another pass already ended the tree (a caller that waited for its lease): report how, don't redo.
+          const stored = await store.executions.findByTenantIdAndExecutionId(tenantId, frame.executionId);
+          const ended = stored?.record as ExecutionRecord | undefined;
+          if (
+            ended !== undefined &&
+            (ended.status === ExecutionStatus.Failed || ended.status === ExecutionStatus.Cancelled)
+          ) {
+            throw new ExecutionEndedError(frame.executionId, ended.status, ended.error);
+          }
           return {
             status: ExecutionStatus.Completed,
             output: finished.run.output,
@@ -658,6 +725,7 @@ export class App {
         threadId: frame.threadId,
         executionId: frame.executionId,
         pending: [],
+        children: record.children ?? [],
         ...(withRecord ? { record } : {}),
       };
       await this.#emit("onExecutionFinish", { ...this.#eventBase(frame), output });
@@ -829,6 +897,7 @@ export class App {
       usage,
       ...(tree.budget === undefined ? {} : { budget: tree.budget }),
       pauses,
+      children: childRecords(Object.values(ownRun?.children ?? {}), pauses),
     };
   }
 

@@ -99,29 +99,32 @@ export async function awaitApproval(
     workflow: frame.workflow,
     env: frame.env,
   };
-  let pause = await store.pauses.findOrCreate(
-    {
-      tenantId,
-      pauseId: newPauseId(),
-      idempotencyKey: step.idempotencyKey as string,
-      threadId: frame.threadId,
-      rootExecutionId: frame.rootExecutionId,
-      executionId: frame.executionId,
-      ownerId: frame.ownerId,
-      status: PauseStatus.Pending,
-      resolution: undefined,
-      isSent: false,
-      channel: channel.name,
-      answeredBy: channel.answeredBy,
-      agent: agent.name,
-      ask,
-      step: pauseStep,
-      answer: undefined,
-      askedAt: clock.now(),
-      resolvedAt: undefined,
-    },
-    fence,
-  );
+  // A re-entered step (the usual case on a resume) finds its record with a read; only a first visit writes.
+  let pause =
+    (await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, step.idempotencyKey as string)) ??
+    (await store.pauses.findOrCreate(
+      {
+        tenantId,
+        pauseId: newPauseId(),
+        idempotencyKey: step.idempotencyKey as string,
+        threadId: frame.threadId,
+        rootExecutionId: frame.rootExecutionId,
+        executionId: frame.executionId,
+        ownerId: frame.ownerId,
+        status: PauseStatus.Pending,
+        resolution: undefined,
+        isSent: false,
+        channel: channel.name,
+        answeredBy: channel.answeredBy,
+        agent: agent.name,
+        ask,
+        step: pauseStep,
+        answer: undefined,
+        askedAt: clock.now(),
+        resolvedAt: undefined,
+      },
+      fence,
+    ));
   if (pause.status === PauseStatus.Pending && !pause.isSent) {
     const handler = container.get(channel.cls) as ChannelHandler;
     let outcome: unknown;

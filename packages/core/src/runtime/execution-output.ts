@@ -11,6 +11,8 @@ export interface ExecutionOutput<TOutput = unknown> {
   readonly executionId: string;
   /** Every waiting pause; empty unless paused. */
   readonly pending: readonly PendingPause[];
+  /** Its finished child executions (workflows run as steps), each with its own pauses. */
+  readonly children?: readonly import("../records/execution-record.js").ChildExecutionRecord[];
   /** The execution record, with `{ record: true }`. */
   readonly record?: ExecutionRecord;
 }

@@ -31,6 +31,20 @@ export interface BranchResult {
   readonly endSeq?: number | undefined;
 }
 
+/** A child execution that finished within this execution. @internal */
+export interface ChildSummary {
+  readonly executionId: string;
+  readonly parentExecutionId: string;
+  readonly workflow: { readonly name: string; readonly version: string };
+  readonly start: string;
+  readonly itemIndex?: number | undefined;
+  /** Sensitive fields masked. */
+  readonly output: unknown;
+  readonly steps: readonly ExecutionStep[];
+  /** Its own finished children. */
+  readonly children: readonly ChildSummary[];
+}
+
 /** A parallel launch within one execution. @internal */
 export interface LaunchState {
   readonly startedAt: number;
@@ -47,6 +61,8 @@ export interface RunState {
   /** How many times each step ran in this execution. */
   readonly visits: Readonly<Record<string, number>>;
   readonly launches: Readonly<Record<string, LaunchState>>;
+  /** Finished child executions, by id. */
+  readonly children: Readonly<Record<string, ChildSummary>>;
   readonly steps: readonly ExecutionStep[];
   readonly output: unknown;
 }
@@ -56,6 +72,7 @@ export interface RunPatch {
   readonly reset?: { readonly executionId: string; readonly input: unknown };
   readonly outputs?: Readonly<Record<string, unknown>>;
   readonly visits?: Readonly<Record<string, number>>;
+  readonly children?: Readonly<Record<string, ChildSummary>>;
   readonly launches?: Readonly<
     Record<
       string,
@@ -76,6 +93,7 @@ const emptyRun: RunState = {
   outputs: {},
   visits: {},
   launches: {},
+  children: {},
   steps: [],
   output: undefined,
 };
@@ -102,6 +120,7 @@ function applyRunPatch(state: RunState, patch: RunPatch): RunState {
     ...base,
     outputs: patch.outputs === undefined ? base.outputs : { ...base.outputs, ...patch.outputs },
     visits: patch.visits === undefined ? base.visits : { ...base.visits, ...patch.visits },
+    children: patch.children === undefined ? base.children : { ...base.children, ...patch.children },
     launches: patch.launches === undefined ? base.launches : mergeLaunches(base.launches, patch.launches),
     steps: patch.steps === undefined ? base.steps : [...base.steps, ...patch.steps],
     output: "output" in patch ? patch.output : base.output,

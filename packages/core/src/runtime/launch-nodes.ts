@@ -1,5 +1,6 @@
 import { isGraphInterrupt, Send } from "@langchain/langgraph";
-import type { AssembledAgent, AssembledStep } from "../assembly/assembled-application.js";
+import type { AssembledAgent, AssembledFlow, AssembledStep } from "../assembly/assembled-application.js";
+import type { AnyClass } from "../components/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { hasCause } from "../errors/agboss-error.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
@@ -10,6 +11,7 @@ import type { Clock } from "../time/clock.js";
 import { toMilliseconds } from "../time/duration.js";
 import type { CompiledAgentGraph } from "./agent-nodes.js";
 import { runAgentVisit } from "./agent-step.js";
+import { type ChildGraph, runChild } from "./child-execution.js";
 import type { BranchResult, FlowStateUpdate, FlowStateValue, LaunchState } from "./flow-state.js";
 import { BranchWithdrawnError, JoinDeadlineError } from "./launch-errors.js";
 import { evaluateQuorum, type QuorumLaunch, quorumDeadlineMs, quorumJoinOutput } from "./quorum.js";
@@ -90,25 +92,25 @@ export function launchRouter(step: LaunchStep, inputOf: (s: FlowStateValue) => u
   inputs.set(step, inputOf);
   return (state: FlowStateValue): Send[] | string => {
     const input = inputOf(state);
-    const agent = step.agents[0] as AssembledAgent;
+    // A branch is named by what it runs: an agent's name, or a child flow's start.
+    const names =
+      step.workflows.length > 0 ? step.workflows.map((w) => w.name) : step.agents.map((a) => a.name);
     const tasks: BranchTask[] =
       step.items === undefined
-        ? step.agents.map((a, index) => ({
+        ? names.map((name, index) => ({
             launchId: step.nodeId,
             index,
             itemIndex: undefined,
-            agent: a.name,
+            agent: name,
             input,
           }))
-        : step
-            .items(input)
-            .map((item, index) => ({
-              launchId: step.nodeId,
-              index,
-              itemIndex: index,
-              agent: agent.name,
-              input: item,
-            }));
+        : step.items(input).map((item, index) => ({
+            launchId: step.nodeId,
+            index,
+            itemIndex: index,
+            agent: names[0] as string,
+            input: item,
+          }));
     if (tasks.length === 0) return joinNodeOf(step.nodeId);
     return tasks.map((task) => new Send(branchNodeOf(step.nodeId), task));
   };
@@ -119,26 +121,57 @@ export function launchRouter(step: LaunchStep, inputOf: (s: FlowStateValue) => u
  * siblings run on in the same pass); a failure or a withdrawal becomes the branch's result.
  * @internal
  */
-export function branchNode(step: LaunchStep, graphOf: (agent: AssembledAgent) => CompiledAgentGraph) {
+export function branchNode(
+  step: LaunchStep,
+  graphOf: (agent: AssembledAgent) => CompiledAgentGraph,
+  childOf: (start: AnyClass) => { flow: AssembledFlow; graph: ChildGraph },
+) {
   return async (task: BranchTask): Promise<FlowStateUpdate> => {
-    const agent = step.agents.find((a) => a.name === task.agent) as AssembledAgent;
-    const { executionId } = frame();
+    const parent = frame();
+    const { executionId } = parent;
     const release = await takeSlot(
       `${executionId}/${step.nodeId}`,
       step.options.maxConcurrency ?? Number.POSITIVE_INFINITY,
     );
-    const base = { index: task.index, branch: agent.name, itemIndex: task.itemIndex };
-    const record = (result: BranchResult, steps: readonly ExecutionStep[] = []): FlowStateUpdate => ({
-      run: { steps, launches: { [step.nodeId]: { results: { [String(task.index)]: ended(step, result) } } } },
+    const base = { index: task.index, branch: task.agent, itemIndex: task.itemIndex };
+    const record = (
+      result: BranchResult,
+      steps: readonly ExecutionStep[] = [],
+      children = {},
+    ): FlowStateUpdate => ({
+      run: {
+        steps,
+        children,
+        launches: { [step.nodeId]: { results: { [String(task.index)]: ended(step, result) } } },
+      },
     });
+    const branch = {
+      launches: [
+        ...(parent.branch?.launches ?? []),
+        { executionId, launchId: step.nodeId, index: task.index, itemIndex: task.itemIndex },
+      ],
+    };
     try {
+      const childStart = step.workflows.find((w) => w.name === task.agent);
+      if (childStart !== undefined) {
+        const child = childOf(childStart);
+        const childId = `${executionId}/${step.nodeId}/${task.index}`;
+        const done = await runChild(child.flow, child.graph, {
+          childId,
+          input: task.input,
+          branch,
+          itemIndex: task.itemIndex,
+        });
+        return record({ ...base, output: done.output }, [], { [childId]: done.summary });
+      }
+      const agent = step.agents.find((a) => a.name === task.agent) as AssembledAgent;
       const done = await runAgentVisit(graphOf(agent), {
         agent,
         nodeId: `${step.nodeId}/${task.index}:agent/${agent.name}`,
         visit: 1,
         input: task.input,
         history: [],
-        branch: { launches: [{ launchId: step.nodeId, index: task.index, itemIndex: task.itemIndex }] },
+        branch,
       });
       return record({ ...base, output: done.output }, done.steps);
     } catch (error) {
