@@ -47,6 +47,17 @@ export class AgbossError extends Error {
   }
 }
 
+/** The first error in `error`'s `cause` chain (itself included) that is an instance of `type`. */
+export function findCause<T>(error: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e !== undefined && e !== null && !seen.has(e); ) {
+    if (e instanceof type) return e as T;
+    seen.add(e);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** True when `error`, or any error in its `cause` chain, is an instance of `type`. */
 export function hasCause(error: unknown, type: abstract new (...args: never[]) => unknown): boolean {
   const seen = new Set<unknown>();

@@ -15,7 +15,7 @@ export interface LaunchOptions {
 }
 
 /** Handles a join's failure: returns what the launch outputs instead. */
-export type JoinErrorHandler = (error: unknown) => unknown;
+export type JoinErrorHandler = (error: unknown, matched: never) => unknown;
 
 /** One step of a flow. */
 export type FlowStep =

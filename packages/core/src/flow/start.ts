@@ -110,7 +110,7 @@ export class FlowBuilder {
    */
   onJoinError<TError>(
     type: abstract new (...args: never[]) => TError,
-    handle: (error: TError) => unknown,
+    handle: (error: unknown, matched: TError) => unknown,
   ): FlowBuilder {
     const last = this.#steps.at(-1);
     if (last?.kind !== "parallel")

@@ -2,7 +2,7 @@ import { isGraphInterrupt, Send } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledFlow, AssembledStep } from "../assembly/assembled-application.js";
 import type { AnyClass } from "../components/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
-import { hasCause } from "../errors/agboss-error.js";
+import { findCause, hasCause } from "../errors/agboss-error.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
@@ -229,7 +229,9 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
     if (failure === undefined) return { run: { outputs: { [step.nodeId]: { results } } } };
     const handler = step.onJoinError.find((h) => hasCause(failure, h.type));
     if (handler === undefined) throw failure;
-    return { run: { outputs: { [step.nodeId]: handler.handle(failure) } } };
+    return {
+      run: { outputs: { [step.nodeId]: handler.handle(failure, findCause(failure, handler.type) as never) } },
+    };
   };
 }
 
@@ -309,5 +311,7 @@ function quorumJoin(
   }
   const handler = step.onJoinError.find((h) => hasCause(failure, h.type));
   if (handler === undefined) throw failure;
-  return { run: { outputs: { [step.nodeId]: handler.handle(failure) } } };
+  return {
+    run: { outputs: { [step.nodeId]: handler.handle(failure, findCause(failure, handler.type) as never) } },
+  };
 }
