@@ -8,6 +8,7 @@ export {
 export type { StoreMigration } from "./migrations/store-migration.js";
 export { StoreMigrationProvider } from "./migrations/store-migration-provider.js";
 export { STORE_MIGRATIONS } from "./migrations/store-migrations.js";
+export { KyselyBudgetLedgerRepository } from "./repositories/kysely-budget-ledger-repository.js";
 export { KyselyExecutionRecordRepository } from "./repositories/kysely-execution-record-repository.js";
 export { KyselyLeaseRepository } from "./repositories/kysely-lease-repository.js";
 export { KyselyPausedExecutionRepository } from "./repositories/kysely-paused-execution-repository.js";

@@ -2,6 +2,7 @@ import type { Store } from "@agboss/core";
 import type { Kysely } from "kysely";
 import { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
 import { migrateStore } from "./migrations/migrate-store.js";
+import { KyselyBudgetLedgerRepository } from "./repositories/kysely-budget-ledger-repository.js";
 import { KyselyExecutionRecordRepository } from "./repositories/kysely-execution-record-repository.js";
 import { KyselyLeaseRepository } from "./repositories/kysely-lease-repository.js";
 import { KyselyPausedExecutionRepository } from "./repositories/kysely-paused-execution-repository.js";
@@ -40,6 +41,7 @@ export class KyselyStore implements Store {
   readonly leases: KyselyLeaseRepository;
   readonly pauses: KyselyPausedExecutionRepository;
   readonly checkpointer: KyselyCheckpointSaver;
+  readonly budgets: KyselyBudgetLedgerRepository;
   readonly #database: StoreDatabase;
   readonly #onClose: (() => Promise<void>) | undefined;
   #closing: Promise<void> | undefined;
@@ -58,6 +60,7 @@ export class KyselyStore implements Store {
     this.leases = new KyselyLeaseRepository(this.#database);
     this.pauses = new KyselyPausedExecutionRepository(this.#database);
     this.checkpointer = new KyselyCheckpointSaver(this.#database);
+    this.budgets = new KyselyBudgetLedgerRepository(this.#database);
   }
 
   /** The kysely instance the store runs on. */

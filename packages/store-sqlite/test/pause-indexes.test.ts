@@ -79,6 +79,26 @@ describe("pause lookups among 100,000 pending pauses", () => {
     for (const query of statements) expect(scansPauses(query), query.sql).toEqual([]);
   });
 
+  test("the recovery sweep's listResolvedBefore reads the resolved index in order, never sorting", async () => {
+    for (let i = 0; i < 5; i += 1) {
+      await store.pauses.resolve("tenant-3", `pause-${i * 1000 + 3}`, { decision: i }, 100 - i);
+    }
+    queries.length = 0;
+    const found = await store.pauses.listResolvedBefore({ before: 99, limit: 3 });
+    expect(found.map((p) => [p.resolvedAt, p.pauseId])).toEqual([
+      [96, "pause-4003"],
+      [97, "pause-3003"],
+      [98, "pause-2003"],
+    ]);
+    const [query] = queries.filter((q) => /agboss_pauses/.test(q.sql));
+    const plan = database.prepare(`explain query plan ${query!.sql}`).all(...query!.parameters) as {
+      detail: string;
+    }[];
+    expect(plan.map((row) => row.detail)).toEqual([
+      "SEARCH agboss_pauses USING INDEX agboss_pauses_resolved_idx (status=? AND resolved_at<?)",
+    ]);
+  });
+
   test("a lookup by pause id stays fast", async () => {
     const started = performance.now();
     for (let i = 0; i < 200; i += 1)

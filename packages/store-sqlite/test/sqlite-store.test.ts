@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { PauseStatus } from "@agboss/core";
+import { STORE_MIGRATIONS } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
 import { SQLITE_PATH_ENV, SqliteStore, SqliteSynchronous, sqliteStore } from "../src/index.js";
@@ -98,7 +99,7 @@ describe("SqliteStore", () => {
       .selectFrom("agboss_migration" as never)
       .selectAll()
       .execute();
-    expect(migrations).toHaveLength(2);
+    expect(migrations).toHaveLength(STORE_MIGRATIONS.length);
     await second.close();
   });
 });

@@ -18,6 +18,13 @@ export interface PausedExecutionRepository {
   findByTenantIdAndIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<PauseRecord | undefined>;
   /** Pauses matching the query, oldest asked first. */
   list(query: PauseQuery): Promise<PauseRecord[]>;
+  /**
+   * Resolved pauses (answered, not yet taken) of every tenant whose `resolvedAt` is before `before`,
+   * oldest resolved first (ties by tenantId, then pauseId), at most `limit` (none for a limit below 1).
+   * Never a Pending, Taken or Cancelled pause. For the recovery sweep: an answer nobody has taken
+   * up yet, however many other executions are waiting.
+   */
+  listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]>;
   /** Sets `isSent` on a Pending pause; returns the updated record, or undefined when not Pending. */
   markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined>;
   /** Pending → Resolved with the answer; undefined when the pause was not Pending. */

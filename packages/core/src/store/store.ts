@@ -18,11 +18,8 @@ export interface Store {
   readonly executions: ExecutionRecordRepository;
   readonly leases: LeaseRepository;
   readonly pauses: PausedExecutionRepository;
-  /**
-   * Budget counters shared by every instance. Optional while stores adopt it: without one, budgets
-   * count in each process alone (a warning says so).
-   */
-  readonly budgets?: BudgetLedgerRepository;
+  /** Budget counters shared by every instance on the store: charges add atomically. */
+  readonly budgets: BudgetLedgerRepository;
   /**
    * The LangGraph checkpointer on the same backend. Its `put` and `putWrites` honour the {@link Fence}
    * found under `config.configurable.agboss_fence`, rejecting the write with `LeaseLostError` in the

@@ -179,4 +179,38 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
         .execute();
     },
   },
+  {
+    name: "budget-ledger",
+    async up(db) {
+      await db.schema
+        .createTable("agboss_budget_ledger")
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("budget", "text", (c) => c.notNull())
+        .addColumn("window_start", "bigint", (c) => c.notNull())
+        .addColumn("model_calls", "bigint", (c) => c.notNull())
+        .addColumn("input_tokens", "bigint", (c) => c.notNull())
+        .addColumn("output_tokens", "bigint", (c) => c.notNull())
+        .addColumn("expires_at", "bigint")
+        .addPrimaryKeyConstraint("agboss_budget_ledger_pk", ["tenant_id", "budget", "window_start"])
+        .execute();
+      await db.schema
+        .createIndex("agboss_budget_ledger_expires_idx")
+        .on("agboss_budget_ledger")
+        .column("expires_at")
+        .execute();
+    },
+  },
+  {
+    // Serves the recovery sweep's `listResolvedBefore` (status = ? and resolved_at < ? order by
+    // resolved_at, tenant_id, pause_id limit ?) straight from the index, and retention as the old one did.
+    name: "pauses-resolved-index",
+    async up(db) {
+      await db.schema
+        .createIndex("agboss_pauses_resolved_idx")
+        .on("agboss_pauses")
+        .columns(["status", "resolved_at", "tenant_id", "pause_id"])
+        .execute();
+      await db.schema.dropIndex("agboss_pauses_retention_idx").execute();
+    },
+  },
 ]);

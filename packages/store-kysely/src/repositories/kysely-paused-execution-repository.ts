@@ -26,6 +26,10 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   readonly #insert: PreparedQuery<ReturnType<typeof toRow>>;
   readonly #byIdempotencyKey: PreparedQuery<{ tenantId: string; key: string }, Selectable<PauseTable>>;
   readonly #byPauseId: PreparedQuery<{ tenantId: string; pauseId: string }, Selectable<PauseTable>>;
+  readonly #resolvedBefore: PreparedQuery<
+    { status: PauseStatus; before: number; limit: number },
+    Selectable<PauseTable>
+  >;
   /** The conditional updates, one per set of changed columns, compiled the first time each runs. */
   readonly #updates = new Map<string, PreparedQuery<Record<string, unknown>, Selectable<PauseTable>>>();
 
@@ -52,6 +56,19 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         .selectAll()
         .where("tenant_id", "=", slot("tenantId"))
         .where("pause_id", "=", slot("pauseId")),
+    );
+    // Served by agboss_pauses_resolved_idx (status, resolved_at, tenant_id, pause_id): a range scan
+    // in index order that stops at the limit, whatever else the table holds.
+    this.#resolvedBefore = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_pauses")
+        .selectAll()
+        .where("status", "=", slot("status"))
+        .where("resolved_at", "<", slot("before"))
+        .orderBy("resolved_at", "asc")
+        .orderBy("tenant_id", "asc")
+        .orderBy("pause_id", "asc")
+        .limit(slot("limit")),
     );
   }
 
@@ -97,6 +114,17 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     select = select.orderBy("asked_at", "asc").orderBy("pause_id", "asc");
     if (query.limit !== undefined) select = select.limit(query.limit);
     const rows = await select.execute();
+    return rows.map(toPause);
+  }
+
+  async listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]> {
+    const limit = Math.min(Math.trunc(args.limit), Number.MAX_SAFE_INTEGER);
+    if (!(limit > 0)) return [];
+    const { rows } = await this.#resolvedBefore.execute(this.#store.db, {
+      status: PauseStatus.Resolved,
+      before: args.before,
+      limit,
+    });
     return rows.map(toPause);
   }
 

@@ -117,6 +117,19 @@ export interface CheckpointWriteTable {
   task_path: string;
 }
 
+/** `agboss_budget_ledger`: one model spend counter per (tenant or `*`, budget, window). */
+export interface BudgetLedgerTable {
+  tenant_id: string;
+  budget: string;
+  /** Epoch milliseconds; 0 for a budget without a window. */
+  window_start: MillisColumn;
+  model_calls: IntegerColumn;
+  input_tokens: IntegerColumn;
+  output_tokens: IntegerColumn;
+  /** Set by the first charge; null: kept. */
+  expires_at: NullableMillisColumn;
+}
+
 /** Every table the AGBoss store keeps, as kysely sees them. */
 export interface AgbossDatabase {
   agboss_threads: ThreadTable;
@@ -127,4 +140,5 @@ export interface AgbossDatabase {
   agboss_checkpoints: CheckpointTable;
   agboss_checkpoint_blobs: CheckpointBlobTable;
   agboss_checkpoint_writes: CheckpointWriteTable;
+  agboss_budget_ledger: BudgetLedgerTable;
 }

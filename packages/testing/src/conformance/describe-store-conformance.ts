@@ -1,5 +1,6 @@
 import type { Store } from "@agboss/core";
 import { afterEach, beforeEach, describe, test } from "vitest";
+import { budgetCases } from "./budget-cases.js";
 import { checkpointerCases } from "./checkpointer-cases.js";
 import type { ConformanceContext } from "./conformance-context.js";
 import { executionCases } from "./execution-cases.js";
@@ -11,7 +12,7 @@ import { threadCases } from "./thread-cases.js";
 
 /**
  * The conformance suite every AGBoss store must pass: atomic status changes, tenant isolation,
- * idempotent creation, retention, leases, fencing and JSON round-trips. Call it at the top level of a
+ * idempotent creation, retention, leases, fencing, JSON round-trips and the budget ledger. Call it at the top level of a
  * vitest file; it opens a fresh store for every case.
  *
  * @example
@@ -71,5 +72,6 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     pauseCases(context);
     fencingCases(context);
     checkpointerCases(context);
+    budgetCases(context);
   });
 }

@@ -192,6 +192,55 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(await pauses().list({ tenantId: "tenant-c" })).toEqual([]);
   });
 
+  test("pauses: listResolvedBefore gives Resolved pauses of every tenant resolved before the cutoff, oldest first, up to the limit", async () => {
+    const resolvedAt = async (at: number, overrides: Parameters<typeof pauseRecord>[0] = {}) => {
+      const pause = await pauses().findOrCreate(pauseRecord({ askedAt: 1, ...overrides }));
+      return (await pauses().resolve(pause.tenantId, pause.pauseId, ANSWER, at))!;
+    };
+    const third = await resolvedAt(300, { tenantId: "tenant-a" });
+    const first = await resolvedAt(100, { tenantId: "tenant-b", askedAt: 90 });
+    const second = await resolvedAt(200, { tenantId: "tenant-c" });
+    await resolvedAt(500);
+    const atCutoff = await resolvedAt(400);
+    // Never these: Pending, Taken (decided at once and taken after an answer) and Cancelled.
+    await pauses().findOrCreate(pauseRecord());
+    const decided = await pauses().findOrCreate(pauseRecord());
+    await pauses().take(decided.tenantId, decided.pauseId, { at: 50, answer: DECIDED });
+    const taken = await resolvedAt(60);
+    await pauses().take(taken.tenantId, taken.pauseId, { at: 70 });
+    const cancelled = await pauses().findOrCreate(pauseRecord());
+    const cancel = { resolution: PauseResolution.Cancelled, at: 80 };
+    await pauses().cancelByTenantIdAndPauseId(cancelled.tenantId, cancelled.pauseId, cancel);
+    const ids = (list: { pauseId: string }[]) => list.map((p) => p.pauseId);
+
+    const found = await pauses().listResolvedBefore({ before: 400, limit: 10 });
+    expect(found).toEqual([first, second, third]);
+    expect(ids(await pauses().listResolvedBefore({ before: 401, limit: 10 }))).toEqual(
+      ids([first, second, third, atCutoff]),
+    );
+    expect(ids(await pauses().listResolvedBefore({ before: 1_000, limit: 2 }))).toEqual(ids([first, second]));
+    expect(await pauses().listResolvedBefore({ before: 100, limit: 10 })).toEqual([]);
+    expect(await pauses().listResolvedBefore({ before: 1_000, limit: 0 })).toEqual([]);
+
+    await pauses().take(first.tenantId, first.pauseId, { at: 600 });
+    expect(ids(await pauses().listResolvedBefore({ before: 400, limit: 10 }))).toEqual(ids([second, third]));
+  });
+
+  test("pauses: listResolvedBefore breaks ties in resolvedAt by tenantId, then pauseId", async () => {
+    const make = async (tenantId: string, pauseId: string) => {
+      await pauses().findOrCreate(pauseRecord({ tenantId, pauseId }));
+      return (await pauses().resolve(tenantId, pauseId, ANSWER, 100))!;
+    };
+    const b2 = await make("tenant-b", "pause-2");
+    const a2 = await make("tenant-a", "pause-2");
+    const b1 = await make("tenant-b", "pause-1");
+    const a1 = await make("tenant-a", "pause-1");
+    const found = await pauses().listResolvedBefore({ before: 101, limit: 10 });
+    expect(found.map((p) => [p.tenantId, p.pauseId])).toEqual(
+      [a1, a2, b1, b2].map((p) => [p.tenantId, p.pauseId]),
+    );
+  });
+
   test("pauses: records are copied in and out", async () => {
     const record = pauseRecord({ ask: { nested: { value: 1 } } });
     const input = structuredClone(record);

@@ -6,6 +6,7 @@ import { copy } from "./copy.js";
 import type { MemoryLeaseRepository } from "./memory-lease-repository.js";
 
 const key = (tenantId: string, id: string) => JSON.stringify([tenantId, id]);
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * {@link PausedExecutionRepository} in memory. Every change checks its fence and its expected status
@@ -60,6 +61,22 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
       )
       .sort((a, b) => a.askedAt - b.askedAt || (a.pauseId < b.pauseId ? -1 : a.pauseId > b.pauseId ? 1 : 0));
     return (query.limit === undefined ? matches : matches.slice(0, Math.max(0, query.limit))).map(copy);
+  }
+
+  async listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]> {
+    if (!(args.limit >= 1)) return [];
+    return [...this.#pauses.values()]
+      .filter(
+        (p) => p.status === PauseStatus.Resolved && p.resolvedAt !== undefined && p.resolvedAt < args.before,
+      )
+      .sort(
+        (a, b) =>
+          (a.resolvedAt as number) - (b.resolvedAt as number) ||
+          compare(a.tenantId, b.tenantId) ||
+          compare(a.pauseId, b.pauseId),
+      )
+      .slice(0, Math.trunc(args.limit))
+      .map(copy);
   }
 
   async markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined> {
