@@ -1,0 +1,73 @@
+import {
+  Agent,
+  Application,
+  start,
+  Workflow,
+  WorkflowFinish,
+  WorkflowFinishTextDto,
+  WorkflowStart,
+  WorkflowStartTextDto,
+} from "@agboss/core";
+import { GoodwillCreditTool, OutboxGoodwillApprovalChannel } from "./goodwill-approval.js";
+import { AGENT_MODEL } from "./model-ids.js";
+import { Outbox } from "./outbox.js";
+import { OutboxRefundApprovalChannel, RefundCardTool } from "./refund-approval.js";
+
+/** Handles one customer request about one order: money back, or a store credit. */
+@Agent({
+  name: "refund-desk-agent",
+  description: "Settles customer complaints about an order",
+  prompt: [
+    "You work at a shop's refund desk. The message names an order, an amount in cents and what the customer wrote.",
+    "If the customer asks for a store credit, voucher or goodwill gesture, call goodwill-credit-tool with the order id and the amount.",
+    "Otherwise call refund-card-tool with the order id and the amount.",
+    "Call exactly one tool, once. Then tell the customer in one or two sentences what happened; if the call was rejected, say why.",
+  ].join(" "),
+  model: AGENT_MODEL,
+  tools: [RefundCardTool, GoodwillCreditTool],
+})
+export class RefundDeskAgent {}
+
+/** A customer's request, as the webhook phrased it for the agent. */
+@WorkflowStart({
+  name: "refund-desk-workflow-start",
+  description: "A refund request",
+  input: WorkflowStartTextDto,
+})
+export class RefundDeskWorkflowStart {}
+
+/** What the desk tells the customer. */
+@WorkflowFinish({
+  name: "refund-desk-workflow-finish",
+  description: "The answer to the customer",
+  output: WorkflowFinishTextDto,
+})
+export class RefundDeskWorkflowFinish {}
+
+@Workflow({
+  name: "refund-desk-workflow",
+  version: "1.0.0",
+  flow: [
+    start(RefundDeskWorkflowStart)
+      .returns(WorkflowStartTextDto)
+      .toAgent(RefundDeskAgent)
+      .toFinish(RefundDeskWorkflowFinish),
+  ],
+})
+export class RefundDeskWorkflow {}
+
+/**
+ * The refund desk. Its model provider is not listed here: the server picks the scripted one or an
+ * OpenAI-compatible one at startup and passes it to `createApp` (`modelProvidersFor` in models.ts).
+ */
+@Application({
+  name: "refund-desk-application",
+  workflows: [RefundDeskWorkflow],
+  providers: [Outbox, OutboxRefundApprovalChannel, OutboxGoodwillApprovalChannel],
+})
+export class RefundDeskApplication {}
+
+/** The text the agent reads for a request. */
+export function requestText(request: { orderId: string; amountCents: number; text: string }): string {
+  return `Order: ${request.orderId}\nAmount: ${request.amountCents} cents\nCustomer wrote: ${request.text}`;
+}

@@ -1,0 +1,35 @@
+import { fileURLToPath } from "node:url";
+import { SQLITE_PATH_ENV } from "@agboss/store-sqlite";
+import { startRefundServer } from "./server.js";
+
+// The database: AGBOSS_SQLITE_PATH if set, else a gitignored file beside the example.
+const sqlitePath =
+  process.env[SQLITE_PATH_ENV] ??
+  fileURLToPath(new URL("../.agboss/data/refund-webhooks.sqlite", import.meta.url));
+const port = Number(process.env.PORT ?? "3000");
+const host = process.env.HOST ?? "127.0.0.1";
+
+const server = await startRefundServer({ sqlitePath, port, host });
+
+console.log(`AGBoss refund desk listening on ${server.url}`);
+console.log(`  store     ${sqlitePath}`);
+console.log(
+  `  models    ${server.models === "scripted" ? "scripted (no network; set AGBOSS_OPENAI_API_KEY for a real endpoint)" : "OpenAI-compatible endpoint"}`,
+);
+console.log(`  POST ${server.url}/webhooks/refund-request`);
+console.log(`  POST ${server.url}/webhooks/approval`);
+console.log(`  POST ${server.url}/webhooks/cancel`);
+console.log(`  GET  ${server.url}/outbox`);
+
+function shutdown(signal: string): void {
+  console.log(`${signal}: closing`);
+  server.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
+process.once("SIGINT", () => shutdown("SIGINT"));
+process.once("SIGTERM", () => shutdown("SIGTERM"));

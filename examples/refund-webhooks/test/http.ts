@@ -1,0 +1,96 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+/** A JSON answer from the server. */
+export interface JsonReply<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly body: T;
+}
+
+export async function post<T = Record<string, unknown>>(
+  base: string,
+  path: string,
+  body: unknown,
+): Promise<JsonReply<T>> {
+  const res = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+export async function get<T = Record<string, unknown>>(base: string, path: string): Promise<JsonReply<T>> {
+  const res = await fetch(`${base}${path}`);
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/** One message of GET /outbox. */
+export interface OutboxView {
+  pauseId: string;
+  channel: string;
+  threadId: string;
+  question: string;
+  arguments: Record<string, unknown>;
+  state: string;
+  note?: string;
+}
+
+export async function outbox(base: string): Promise<OutboxView[]> {
+  return (await get<{ messages: OutboxView[] }>(base, "/outbox")).body.messages;
+}
+
+/** The server as `pnpm start` runs it, in a child process of its own. */
+export interface ChildServer {
+  readonly url: string;
+  readonly output: () => string;
+  /** Sends SIGTERM and waits for the process to exit; resolves its exit code. */
+  stop(): Promise<number | null>;
+}
+
+const exampleDir = join(import.meta.dirname, "..");
+
+export function startChild(sqlitePath: string): Promise<ChildServer> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=@agboss/source", "src/main.ts"],
+    {
+      cwd: exampleDir,
+      env: {
+        ...process.env,
+        AGBOSS_SQLITE_PATH: sqlitePath,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        AGBOSS_OPENAI_API_KEY: "",
+        OPENAI_API_KEY: "",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += String(chunk);
+      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+      if (url === undefined) return;
+      child.stdout?.off("data", onData);
+      child.stdout?.on("data", (more: Buffer) => {
+        output += String(more);
+      });
+      resolve({
+        url,
+        output: () => output,
+        stop: () => {
+          child.kill("SIGTERM");
+          return exited;
+        },
+      });
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += String(chunk);
+    });
+    void exited.then((code) => reject(new Error(`the server exited (${code}) before listening:\n${output}`)));
+  });
+}
