@@ -55,6 +55,8 @@ import type { RuntimeServices } from "./runtime-services.js";
 export const LEASE_TTL_MS = 30_000;
 /** How often the recovery sweep runs, on the application's Clock. */
 export const SWEEP_INTERVAL_MS = 30_000;
+/** How long an answered pause may wait for its own resumer before the sweep takes it over. */
+const RECOVERY_GRACE_MS = 1_000;
 
 /** Options of {@link createApp}. */
 export interface CreateAppOptions {
@@ -539,12 +541,36 @@ export class App {
     this.#sweep = clock.setTimer(SWEEP_INTERVAL_MS, () => void tick());
   }
 
+  /** Takes a tree's lease if it is free and moves it; skips it when another holder has it. */
+  async #recover(tenantId: string, threadId: string, rootExecutionId: string, first: unknown): Promise<void> {
+    const { clock, store, logger } = this.#internals;
+    const lease = await store.leases.acquire({
+      key: `${tenantId}/${threadId}`,
+      holder: this.#holder,
+      now: clock.now(),
+      ttlMs: LEASE_TTL_MS,
+    });
+    if (lease === undefined) return;
+    logger.log({
+      level: LogLevel.Info,
+      event: "sweep.recovering",
+      message: `recovering execution ${rootExecutionId}`,
+      fields: { executionId: rootExecutionId, tenantId },
+      at: clock.now(),
+    });
+    const tree = await this.#treeOf(tenantId, rootExecutionId).catch(async (error: unknown) => {
+      await store.leases.release(lease);
+      throw error;
+    });
+    await this.#pass(tree, lease, first, false).catch(() => undefined);
+  }
+
   /** @internal One round of the sweep. */
   async sweepOnce(retentionMs: number): Promise<void> {
     const { clock, store, logger } = this.#internals;
     try {
       const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
-      await store.budgets?.deleteExpired(clock.now());
+      await store.budgets.deleteExpired(clock.now());
       if (removed > 0) {
         logger.log({
           level: LogLevel.Debug,
@@ -554,6 +580,20 @@ export class App {
           at: clock.now(),
         });
       }
+      // Answered pauses nobody took (their resumer died between the two phases), oldest first, across
+      // tenants: found by their own index, so long-waiting trees cannot crowd them out.
+      const handled = new Set<string>();
+      const answered = await store.pauses.listResolvedBefore({
+        before: clock.now() - RECOVERY_GRACE_MS,
+        limit: 100,
+      });
+      for (const pause of answered) {
+        if (this.#closed) return;
+        const root = `${pause.tenantId}/${pause.rootExecutionId}`;
+        if (handled.has(root)) continue;
+        handled.add(root);
+        await this.#recover(pause.tenantId, pause.threadId, pause.rootExecutionId, CONTINUE);
+      }
       const candidates = await store.executions.listByStatus(
         [ExecutionStatus.Paused, ExecutionStatus.Running],
         100,
@@ -561,6 +601,7 @@ export class App {
       for (const execution of candidates) {
         if (this.#closed) return;
         if (execution.executionId !== execution.rootExecutionId) continue;
+        if (handled.has(`${execution.tenantId}/${execution.rootExecutionId}`)) continue;
         const paused = execution.status === ExecutionStatus.Paused;
         if (paused) {
           const resolved = await store.pauses.list({

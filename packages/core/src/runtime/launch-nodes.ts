@@ -1,6 +1,6 @@
 import { isGraphInterrupt, Send } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledFlow, AssembledStep } from "../assembly/assembled-application.js";
-import type { AnyClass } from "../components/component-registry.js";
+import { type AnyClass, componentOf } from "../components/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { findCause, hasCause } from "../errors/agboss-error.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
@@ -94,7 +94,9 @@ export function launchRouter(step: LaunchStep, inputOf: (s: FlowStateValue) => u
     const input = inputOf(state);
     // A branch is named by what it runs: an agent's name, or a child flow's start.
     const names =
-      step.workflows.length > 0 ? step.workflows.map((w) => w.name) : step.agents.map((a) => a.name);
+      step.workflows.length > 0
+        ? step.workflows.map((w) => componentOf<{ name?: string }>(w)?.options.name ?? w.name)
+        : step.agents.map((a) => a.name);
     const tasks: BranchTask[] =
       step.items === undefined
         ? names.map((name, index) => ({
@@ -152,7 +154,9 @@ export function branchNode(
       ],
     };
     try {
-      const childStart = step.workflows.find((w) => w.name === task.agent);
+      // A child branch is the launch's child flow at its index (start classes may share a JavaScript name).
+      const childStart =
+        step.workflows.length > 0 ? step.workflows[task.itemIndex === undefined ? task.index : 0] : undefined;
       if (childStart !== undefined) {
         const child = childOf(childStart);
         const childId = `${executionId}/${step.nodeId}/${task.index}`;
@@ -176,8 +180,11 @@ export function branchNode(
       return record({ ...base, output: done.output }, done.steps);
     } catch (error) {
       if (isGraphInterrupt(error)) throw error;
-      if (error instanceof BranchWithdrawnError || hasCause(error, BranchWithdrawnError))
-        return record({ ...base, withdrawn: true });
+      const withdrawn = error instanceof BranchWithdrawnError || hasCause(error, BranchWithdrawnError);
+      // Withdrawals come from the root's launches: a launch inside a child lets one pass up to them, so the
+      // whole child stops instead of joining and running its later steps.
+      if (withdrawn && executionId !== parent.rootExecutionId) throw error;
+      if (withdrawn) return record({ ...base, withdrawn: true });
       thrownByBranch.set(`${executionId}/${step.nodeId}/${task.index}`, error);
       const e = error as { name?: string; code?: string; message?: string };
       return record({
