@@ -151,7 +151,7 @@ onEachBackend(ReviewApplication, (test) => {
     const seen = joinErrorsSeen.at(-1);
     expect(seen?.declined).toBe(declined);
     expect(seen?.error).toBeInstanceOf(AgentFailedError);
-    expect((seen?.error as Error).cause).toBe(declined);
+    expect((seen?.error as Error | undefined)?.cause).toBe(declined);
     expect(summary.calls).toHaveLength(1);
 
     mockLlm(LegalAgent).thenReturn(replyWith("legal ok"));
