@@ -47,24 +47,27 @@ export class AgbossError extends Error {
   }
 }
 
-/** The first error in `error`'s `cause` chain (itself included) that is an instance of `type`. */
+/**
+ * The first error in `error`'s `cause` chain (itself included) that is an instance of `type`. The
+ * members of an aggregate (an `errors` array, as LangGraph raises for several failed tasks of one step)
+ * are searched too.
+ */
 export function findCause<T>(error: unknown, type: abstract new (...args: never[]) => T): T | undefined {
   const seen = new Set<unknown>();
-  for (let e: unknown = error; e !== undefined && e !== null && !seen.has(e); ) {
+  const queue: unknown[] = [error];
+  while (queue.length > 0) {
+    const e = queue.shift();
+    if (e === undefined || e === null || seen.has(e)) continue;
     if (e instanceof type) return e as T;
     seen.add(e);
-    e = (e as { cause?: unknown }).cause;
+    const { cause, errors } = e as { cause?: unknown; errors?: unknown };
+    if (cause !== undefined) queue.push(cause);
+    if (Array.isArray(errors)) queue.push(...errors);
   }
   return undefined;
 }
 
-/** True when `error`, or any error in its `cause` chain, is an instance of `type`. */
+/** True when `error`, or any error in its `cause` chain (or an aggregate's members), is an instance of `type`. */
 export function hasCause(error: unknown, type: abstract new (...args: never[]) => unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e: unknown = error; e !== undefined && e !== null && !seen.has(e); ) {
-    if (e instanceof type) return true;
-    seen.add(e);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return findCause(error, type) !== undefined;
 }

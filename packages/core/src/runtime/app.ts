@@ -426,14 +426,17 @@ export class App {
     if (resolved === undefined) {
       throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
     }
-    await writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied });
-    const tree = await this.#treeOf(tenantId, resolved.rootExecutionId);
+    // The audit entry, the tree's record and the lease are independent: issued together, they share commits.
+    const [tree, , lease] = await Promise.all([
+      this.#treeOf(tenantId, resolved.rootExecutionId),
+      writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied }),
+      this.#acquireWaiting(`${tenantId}/${resolved.threadId}`),
+    ]);
     await this.#emit("onExecutionResume", {
       ...this.#eventBase(tree.frame),
       pauseId: resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined,
       answeredBy: responder,
     });
-    const lease = await this.#acquireWaiting(`${tenantId}/${resolved.threadId}`);
     return this.#pass(tree, lease, CONTINUE, options.record === true);
   }
 
@@ -661,6 +664,14 @@ export class App {
       });
     };
     renew();
+    let released = false;
+    // The last record write and the lease's release are issued together so they can share a commit.
+    const releaseLease = async () => {
+      if (released) return;
+      released = true;
+      renewal?.cancel();
+      await store.leases.release(lease);
+    };
     const frame = { ...tree.frame, signal: controller.signal };
     const config = { configurable: { thread_id: key } };
     const tenantId = frame.tenant.tenantId;
@@ -711,7 +722,7 @@ export class App {
             undefined,
             await this.#auditOf(tenantId, frame.rootExecutionId),
           );
-          await this.#saveRecord(record);
+          await Promise.all([this.#saveRecord(record), releaseLease()]);
           await this.#emit("onExecutionPause", { ...this.#eventBase(frame), pending });
           return {
             status: ExecutionStatus.Paused,
@@ -759,7 +770,7 @@ export class App {
         undefined,
         withRecord ? await this.#auditOf(tenantId, frame.rootExecutionId) : [],
       );
-      await this.#saveRecord(record);
+      await Promise.all([this.#saveRecord(record), releaseLease()]);
       const output: ExecutionOutput = {
         status: ExecutionStatus.Completed,
         output: state.run.output,
@@ -794,9 +805,8 @@ export class App {
       await this.#emit("onExecutionError", { ...this.#eventBase(frame), error: thrown });
       throw thrown;
     } finally {
-      renewal?.cancel();
       this.#running.delete(key);
-      await store.leases.release(lease);
+      await releaseLease();
     }
   }
 
