@@ -418,14 +418,10 @@ function checkTreeOutcome(
   if (failsBranch(spec)) {
     const fatal = failureOf(fatalLabels(spec, []));
     const said = messagesOf(failure);
-    // Known core bug (test/children-bugs.test.ts): two branches of a launch inside a child withdrawn in
-    // the same pass reach the root as LangGraph's aggregate error, recorded as that child's failure.
-    const aggregate = said.some((m) => m.startsWith("Multiple errors occurred during superstep"));
-    if (!aggregate)
-      expect(
-        said.some((m) => fatal.some((f) => m.includes(f))),
-        `${said.join(" <- ")} is none of ${fatal.join(", ")}`,
-      ).toBe(true);
+    expect(
+      said.some((m) => fatal.some((f) => m.includes(f))),
+      `${said.join(" <- ")} is none of ${fatal.join(", ")}`,
+    ).toBe(true);
     expect(result).toBeUndefined();
     expect(stored?.status).toBe(ExecutionStatus.Failed);
     return;
