@@ -5,9 +5,11 @@ import {
   Application,
   Dto,
   replyWith,
+  StepFailedError,
   start,
   Workflow,
   WorkflowFinish,
+  WorkflowFinishTextDto,
   WorkflowStart,
   WorkflowStartTextDto,
 } from "@agboss/core";
@@ -31,10 +33,21 @@ class VerdictAgent {}
 class VerdictStart {}
 @WorkflowFinish({ name: "verdict-workflow-finish", description: "The verdict", output: VerdictDto })
 class VerdictFinish {}
+@WorkflowStart({
+  name: "mismatch-workflow-start",
+  description: "A case ending in text",
+  input: WorkflowStartTextDto,
+})
+class MismatchStart {}
+@WorkflowFinish({ name: "text-workflow-finish", description: "A text", output: WorkflowFinishTextDto })
+class TextFinish {}
 @Workflow({
   name: "verdict-workflow",
   version: "1.0.0",
-  flow: [start(VerdictStart).toAgent(VerdictAgent).toFinish(VerdictFinish)],
+  flow: [
+    start(VerdictStart).toAgent(VerdictAgent).toFinish(VerdictFinish),
+    start(MismatchStart).toAgent(VerdictAgent).toFinish(TextFinish),
+  ],
 })
 class VerdictWorkflow {}
 @Application({
@@ -71,4 +84,18 @@ test("an agent whose model keeps answering invalidly fails after its validation 
     .catch((e: unknown) => e);
   expect(error).toBeInstanceOf(AgentFailedError);
   expect((error as Error).message).toContain("gave 2 invalid answers");
+});
+
+test("a last step whose output does not fit the finish's DTO fails the execution, recorded as failed", async ({
+  app,
+  mockLlm,
+}) => {
+  mockLlm(VerdictAgent).thenReturn(replyWith(VerdictDto, { refundable: false, reason: "not eligible" }));
+  const error = await app
+    .execute(MismatchStart, { text: "case 3" }, { ownerId: "u", threadId: "t-mismatch" })
+    .catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(StepFailedError);
+  expect((error as Error).message).toContain("no valid WorkflowFinishTextDto");
+  const thread = await app.store.threads.findByTenantIdAndThreadId("default", "t-mismatch");
+  expect((await app.record(thread?.latestExecutionId as string))?.status).toBe("failed");
 });

@@ -38,7 +38,7 @@ import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
 import { UnknownWorkflowStartError } from "./app-errors.js";
 import { validateDecision } from "./approval.js";
-import { type CompiledFlow, compileFlow } from "./compile-flow.js";
+import { type CompiledFlow, compileFlow, finishOutput } from "./compile-flow.js";
 import { defaultStoreFactory } from "./default-store.js";
 import type { ExecutionEvents } from "./execution-events.js";
 import type { ExecutionOutput } from "./execution-output.js";
@@ -745,6 +745,7 @@ export class App {
           ) {
             throw new ExecutionEndedError(frame.executionId, ended.status, ended.error);
           }
+          finished = finishOutput(tree.flow, finished);
           return {
             status: ExecutionStatus.Completed,
             output: finished.run.output,
@@ -762,7 +763,7 @@ export class App {
           };
         }
       }
-      const state = finished;
+      const state = finishOutput(tree.flow, finished);
       const record = this.#record(
         tree,
         ExecutionStatus.Completed,

@@ -4,6 +4,7 @@ import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import type { BranchPath } from "./agent-state.js";
+import { finishOutput } from "./compile-flow.js";
 import type { ChildSummary, FlowStateValue } from "./flow-state.js";
 
 /** A compiled child flow, run as a subgraph. @internal */
@@ -30,9 +31,12 @@ export async function runChild(
     step: undefined,
     branch: args.branch,
   };
-  const out = (await ExecutionContext.run(frame, () =>
-    graph.invoke({ run: { reset: { executionId: args.childId, input } } }),
-  )) as FlowStateValue;
+  const out = finishOutput(
+    flow,
+    (await ExecutionContext.run(frame, () =>
+      graph.invoke({ run: { reset: { executionId: args.childId, input } } }),
+    )) as FlowStateValue,
+  );
   const summary: ChildSummary = {
     executionId: args.childId,
     parentExecutionId: parent.executionId,

@@ -12,8 +12,30 @@ import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-sta
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
-/** The node that validates and sets the flow's output. */
+/** Where a failing finish is reported as having failed. */
 export const FINISH_NODE = "finish";
+
+/**
+ * A finished flow's state with its output set: the last step's output validated against the finish's
+ * DTO (a `StepFailedError` when it does not fit).
+ * @internal
+ */
+export function finishOutput(flow: AssembledFlow, state: FlowStateValue): FlowStateValue {
+  const last = flow.steps.at(-1);
+  const value = last === undefined ? state.run.input : state.run.outputs[last.nodeId];
+  try {
+    const output = parseDto(flow.finish.output, value, `the output of ${flow.finish.name}`);
+    return { ...state, run: { ...state.run, output } };
+  } catch (error) {
+    throw new StepFailedError(
+      FINISH_NODE,
+      `The flow's last step produced no valid ${flow.finish.output.name}.`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
 
 /** Compiles a flow to a LangGraph graph on the store's checkpointer. @internal */
 export function compileFlow(
@@ -91,27 +113,12 @@ export function compileFlow(
       };
     });
   });
-  const last = flow.steps.at(-1);
-  graph.addNode(FINISH_NODE, (state: FlowStateValue): FlowStateUpdate => {
-    const value = last === undefined ? state.run.input : state.run.outputs[last.nodeId];
-    try {
-      return { run: { output: parseDto(flow.finish.output, value, `the output of ${flow.finish.name}`) } };
-    } catch (error) {
-      throw new StepFailedError(
-        FINISH_NODE,
-        `The flow's last step produced no valid ${flow.finish.output.name}.`,
-        {
-          cause: error,
-        },
-      );
-    }
-  });
-  graph.addEdge(START, flow.steps[0]?.nodeId ?? FINISH_NODE);
+  // The finish is checked when the graph returns (finishOutput), which saves a step and its checkpoint.
+  graph.addEdge(START, flow.steps[0]?.nodeId ?? END);
   flow.steps.forEach((step, index) => {
     const exit = step.kind === "parallel" ? joinNodeOf(step.nodeId) : step.nodeId;
-    graph.addEdge(exit, flow.steps[index + 1]?.nodeId ?? FINISH_NODE);
+    graph.addEdge(exit, flow.steps[index + 1]?.nodeId ?? END);
   });
-  graph.addEdge(FINISH_NODE, END);
   return graph.compile(checkpointer === undefined ? {} : { checkpointer });
 }
 
