@@ -25,12 +25,7 @@ beforeAll(async () => {
       "Approve",
     );
     await session.waitFor("✔ approved refund-tool");
-    exitCode = await Promise.race([
-      session.exited,
-      new Promise<null>((_, reject) =>
-        setTimeout(() => reject(new Error(`no exit:\n${session.text}`)), 8_000),
-      ),
-    ]);
+    exitCode = await session.waitForExit(8_000);
   } finally {
     session.kill();
   }
@@ -40,11 +35,6 @@ afterAll(() => {
   session?.kill();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** The program's lines, trimmed. */
-function lines(): string[] {
-  return session.text.split("\n").map((l) => l.trim());
-}
 
 describe("the approvals example, driven through a terminal", () => {
   test("runs on the SQLite file it was given and exits cleanly", () => {
@@ -75,7 +65,7 @@ describe("the approvals example, driven through a terminal", () => {
   });
 
   test("each tool ran once, and the final answer reports both", () => {
-    const all = lines();
+    const all = session.lines();
     expect(all).toContain("tools ran expense-tool, refund-tool");
     expect(all).toContain(
       'output    {"text":"Refund: refunded 129.90 EUR for ord_1042. Expense: booked 23.50 EUR for taxi to the client."}',
@@ -84,7 +74,7 @@ describe("the approvals example, driven through a terminal", () => {
   });
 
   test("the audit trail says who answered what, and when", () => {
-    const audit = lines().filter((l) => l.startsWith("pause "));
+    const audit = session.lines().filter((l) => l.startsWith("pause "));
     expect(audit).toHaveLength(2);
     // Listed in the order asked; the two calls ask in parallel, so either may come first.
     expect(audit.map((l) => l.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>")).sort()).toEqual([

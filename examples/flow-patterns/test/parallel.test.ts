@@ -27,12 +27,7 @@ beforeAll(async () => {
       "Approve",
     );
     await session.waitFor("✔ approved sign-contract-tool");
-    exitCode = await Promise.race([
-      session.exited,
-      new Promise<null>((_, reject) =>
-        setTimeout(() => reject(new Error(`no exit:\n${session.text}`)), 8_000),
-      ),
-    ]);
+    exitCode = await session.waitForExit(8_000);
   } finally {
     session.kill();
   }
@@ -42,11 +37,6 @@ afterAll(() => {
   session?.kill();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** The program's lines, trimmed. */
-function lines(): string[] {
-  return session.text.split("\n").map((l) => l.trim());
-}
 
 describe("the parallel approvals example, driven through a terminal", () => {
   test("runs on the SQLite file it was given and exits cleanly", () => {
@@ -83,7 +73,7 @@ describe("the parallel approvals example, driven through a terminal", () => {
   });
 
   test("only the approved tool ran, and the summary read every branch's outcome in launch order", () => {
-    const all = lines();
+    const all = session.lines();
     expect(all).toContain("tools ran sign-contract-tool");
     expect(all).toContain(
       "summary   Legal: signed ctr_2291 with Acme Corp. Finance: the call was rejected by dana: over budget this quarter. Ops: delivery fits the week 32 slot.",
@@ -92,7 +82,7 @@ describe("the parallel approvals example, driven through a terminal", () => {
   });
 
   test("the audit trail says who answered what", () => {
-    const audit = lines().filter((l) => l.startsWith("pause "));
+    const audit = session.lines().filter((l) => l.startsWith("pause "));
     expect(audit.sort()).toEqual([
       "pause     reserve-budget-tool: rejected (over budget this quarter) by dana (replied)",
       "pause     sign-contract-tool: approved by dana (replied)",

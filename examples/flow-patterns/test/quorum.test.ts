@@ -22,12 +22,7 @@ beforeAll(async () => {
       "Approve",
     );
     await session.waitFor("✔ approved sign-off-tool");
-    exitCode = await Promise.race([
-      session.exited,
-      new Promise<null>((_, reject) =>
-        setTimeout(() => reject(new Error(`no exit:\n${session.text}`)), 8_000),
-      ),
-    ]);
+    exitCode = await session.waitForExit(8_000);
   } finally {
     session.kill();
   }
@@ -37,11 +32,6 @@ afterAll(() => {
   session?.kill();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** The program's lines, trimmed. */
-function lines(): string[] {
-  return session.text.split("\n").map((l) => l.trim());
-}
 
 describe("the quorum example, driven through a terminal", () => {
   test("runs on the SQLite file it was given and exits cleanly", () => {
@@ -69,7 +59,7 @@ describe("the quorum example, driven through a terminal", () => {
   });
 
   test("the release goes out with two sign-offs; finance was not needed", () => {
-    const all = lines();
+    const all = session.lines();
     expect(all).toContain(
       'output    {"text":"Release approved: legal and security signed off; finance no longer needed."}',
     );
@@ -77,7 +67,7 @@ describe("the quorum example, driven through a terminal", () => {
   });
 
   test("the audit trail shows two answers and one withdrawal", () => {
-    const audit = lines().filter((l) => l.startsWith("pause "));
+    const audit = session.lines().filter((l) => l.startsWith("pause "));
     expect(audit.sort()).toEqual([
       "pause     finance: withdrawn before anyone answered (withdrawn)",
       "pause     legal: approved by dana (replied)",

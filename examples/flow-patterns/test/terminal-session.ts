@@ -79,6 +79,21 @@ export class Session {
     }
   }
 
+  /** Waits for the program to exit and returns its exit code; fails with what it shows if it does not. */
+  waitForExit(timeoutMs = 8_000): Promise<number | null> {
+    return Promise.race([
+      this.exited,
+      new Promise<null>((_, reject) =>
+        setTimeout(() => reject(new Error(`no exit:\n${this.text}`)), timeoutMs),
+      ),
+    ]);
+  }
+
+  /** What the program showed, line by line, trimmed. */
+  lines(): string[] {
+    return this.text.split("\n").map((l) => l.trim());
+  }
+
   kill(): void {
     if (this.#child.exitCode === null) this.#child.kill("SIGKILL");
   }
