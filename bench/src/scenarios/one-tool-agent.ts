@@ -21,9 +21,6 @@ import {
   WorkflowStartTextDto,
 } from "@agboss/core";
 import { sqliteStore } from "@agboss/store-sqlite";
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
@@ -31,6 +28,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { z } from "zod";
 import type { BenchSide } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
+import { TwoTurnLangChainModel } from "../two-turn-langchain-model.js";
 import type { OpenedScenario, PairScenario, ScenarioContext, Synchronous } from "./scenario.js";
 
 // The work both sides do: the user asks about an order, the model calls the lookup tool once, reads its
@@ -159,41 +157,6 @@ async function openAgboss(
 // ---------------------------------------------------------------------------------------------------
 // Raw LangGraph: createReactAgent with the same tool and a scripted LangChain chat model, on SqliteSaver.
 
-let langChainCallCounter = 0;
-
-/**
- * A LangChain chat model with the same two turns: a tool call when the conversation does not end with
- * the tool's result, else the text answer. It decides from the messages, so it needs no per-thread state.
- */
-class ScriptedLangChainModel extends BaseChatModel {
-  override _llmType(): string {
-    return "bench-scripted";
-  }
-
-  /** Tools change nothing in a scripted model. */
-  override bindTools(): this {
-    return this;
-  }
-
-  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    const last = messages.at(-1);
-    const message = ToolMessage.isInstance(last)
-      ? new AIMessage({ content: ANSWER })
-      : new AIMessage({
-          content: "",
-          tool_calls: [
-            {
-              id: `lc_${(++langChainCallCounter).toString(36)}`,
-              name: TOOL_NAME,
-              args: { orderId: ORDER_ID },
-              type: "tool_call",
-            },
-          ],
-        });
-    return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] };
-  }
-}
-
 function openLangGraph(
   path: string | undefined,
   synchronous: Synchronous,
@@ -211,7 +174,7 @@ function openLangGraph(
     { name: TOOL_NAME, description: TOOL_DESCRIPTION, schema: z.object(lookupOrderInput) },
   );
   const agent = createReactAgent({
-    llm: new ScriptedLangChainModel({}),
+    llm: new TwoTurnLangChainModel({ tool: TOOL_NAME, args: { orderId: ORDER_ID }, answer: ANSWER }),
     tools: [lookupTool],
     prompt: SYSTEM_PROMPT,
     checkpointSaver: checkpointer,

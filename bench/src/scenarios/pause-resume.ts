@@ -2,9 +2,6 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createApp, ExecutionStatus, memoryStore } from "@agboss/core";
 import { sqliteStore } from "@agboss/store-sqlite";
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
@@ -28,6 +25,7 @@ import {
 } from "../approval-app.js";
 import { type BenchSide, PhaseTimings } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
+import { TwoTurnLangChainModel } from "../two-turn-langchain-model.js";
 import type { OpenedScenario, PairScenario, ScenarioContext, Synchronous } from "./scenario.js";
 
 // One round trip: execute → the refund tool's channel pauses the execution → a manager's decision
@@ -91,36 +89,6 @@ async function openAgboss(
   };
 }
 
-let langChainCallCounter = 0;
-
-/** The same two turns as AGBoss's scripted model: call the refund tool, then, after its result, answer. */
-class RefundLangChainModel extends BaseChatModel {
-  override _llmType(): string {
-    return "bench-refund-scripted";
-  }
-
-  override bindTools(): this {
-    return this;
-  }
-
-  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    const message = ToolMessage.isInstance(messages.at(-1))
-      ? new AIMessage({ content: REFUND_ANSWER })
-      : new AIMessage({
-          content: "",
-          tool_calls: [
-            {
-              id: `lc_${(++langChainCallCounter).toString(36)}`,
-              name: REFUND_TOOL_NAME,
-              args: { ...REFUND_ARGS },
-              type: "tool_call",
-            },
-          ],
-        });
-    return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] };
-  }
-}
-
 function openLangGraph(
   path: string | undefined,
   synchronous: Synchronous,
@@ -143,7 +111,7 @@ function openLangGraph(
     { name: REFUND_TOOL_NAME, description: REFUND_TOOL_DESCRIPTION, schema: z.object(refundInput) },
   );
   const agent = createReactAgent({
-    llm: new RefundLangChainModel({}),
+    llm: new TwoTurnLangChainModel({ tool: REFUND_TOOL_NAME, args: REFUND_ARGS, answer: REFUND_ANSWER }),
     tools: [refundTool],
     prompt: REFUND_PROMPT,
     checkpointSaver: checkpointer,
