@@ -48,9 +48,13 @@ export function typedComponents(application: AnyClass, componentOf: ReadComponen
     visited.add(target);
     const declared = options(target, "channel-role");
     if (declared === undefined) return;
-    const approves = dto(target, "approves", declared.approves);
-    if (approves === undefined) return;
-    found.set(target, { target, kind: "channel-role", input: approves, output: DECISION });
+    // An approval role asks about `approves` and is answered by a decision; a question role asks
+    // about `ask` and is answered by its `answer` DTO.
+    const question = declared.approves === undefined && declared.ask !== undefined;
+    const approves = question ? dto(target, "ask", declared.ask) : dto(target, "approves", declared.approves);
+    const answer = question ? dto(target, "answer", declared.answer) : DECISION;
+    if (approves === undefined || answer === undefined) return;
+    found.set(target, { target, kind: "channel-role", input: approves, output: answer });
     const interpreter = declared.replyInterpreter;
     if (typeof interpreter === "function" && options(interpreter, "reply-interpreter") !== undefined) {
       const cls = interpreter as AnyClass;
@@ -59,7 +63,7 @@ export function typedComponents(application: AnyClass, componentOf: ReadComponen
           target: cls,
           kind: "reply-interpreter",
           input: { kind: "reply-input", arguments: approves },
-          output: DECISION,
+          output: answer,
         });
     }
   };

@@ -102,9 +102,9 @@ function describe(component: TypedComponent): string {
     case "tool":
       return "`@Tool`: its input and output DTOs.";
     case "channel-role":
-      return "`@ChannelRole`: the DTO it approves, and its decision.";
+      return "`@ChannelRole`: the DTO it asks about (approves, or ask), and its answer (a decision, or its answer DTO).";
     case "reply-interpreter":
-      return "`@ReplyInterpreter`: the question with its role's approved DTO and the reply, and the decision.";
+      return "`@ReplyInterpreter`: the question with its role's DTO and the reply, and the role's answer.";
   }
 }
 

@@ -128,4 +128,47 @@ describe("agboss CLI", () => {
       "readonly __agbossTypes?: { readonly input: ReplyInterpreterInput<AmountDto>; readonly output: ToolCallApprovalDecisionDto };",
     );
   });
+
+  test("a question role types its ask as input and its answer DTO as output, for the role and its interpreter", () => {
+    class SplitDto extends Dto({ payNowCents: z.number() }) {}
+    @ReplyInterpreter({ name: "split-reply-interpreter", description: "Reads", decidedBy: DecidedBy.Code })
+    class SplitReplyInterpreter {}
+    @ChannelRole({
+      name: "split-channel",
+      description: "Asks how to split a payment",
+      ask: AmountDto,
+      answer: SplitDto,
+      answeredBy: PauseAnswerer.Channel,
+      replyInterpreter: SplitReplyInterpreter,
+    })
+    abstract class SplitChannel extends ChannelOf<SplitChannel> {}
+    class ChatSplitChannel extends SplitChannel {
+      send(): never {
+        throw new Error("unused");
+      }
+    }
+    const read = (target: unknown) =>
+      target === PayApplication
+        ? {
+            kind: "application" as const,
+            target: PayApplication,
+            options: { workflows: [], providers: [ChatSplitChannel] },
+          }
+        : componentOf(target);
+    const components = typedComponents(PayApplication, read);
+    expect(components).toEqual([
+      {
+        target: SplitChannel,
+        kind: "channel-role",
+        input: { kind: "class", target: AmountDto },
+        output: { kind: "class", target: SplitDto },
+      },
+      {
+        target: SplitReplyInterpreter,
+        kind: "reply-interpreter",
+        input: { kind: "reply-input", arguments: { kind: "class", target: AmountDto } },
+        output: { kind: "class", target: SplitDto },
+      },
+    ]);
+  });
 });

@@ -20,13 +20,15 @@ export type {
   ChannelWithdrawal,
 } from "./channels/channel-ask.js";
 export {
+  type ApprovalRoleOptions,
   Channel,
   type ChannelOptions,
   ChannelRole,
   type ChannelRoleOptions,
+  type QuestionRoleOptions,
 } from "./channels/channel-decorators.js";
 export { type ChannelHandler, ChannelOf } from "./channels/channel-of.js";
-export { ChannelOutcome } from "./channels/channel-outcome.js";
+export { ChannelOutcome, type RoleAnswer } from "./channels/channel-outcome.js";
 export { Agent, type AgentOptions } from "./components/agent.js";
 export { Application, type ApplicationOptions } from "./components/application.js";
 export { ComponentKind } from "./components/component-kind.js";
@@ -192,6 +194,7 @@ export type { ExecutionOutput } from "./runtime/execution-output.js";
 export { ExecutionStatus } from "./runtime/execution-status.js";
 export { JoinDeadlineError } from "./runtime/launch-errors.js";
 export type {
+  AnswerResumeRequest,
   DecisionResumeRequest,
   ReplyResumeRequest,
   ResumeCredential,

@@ -1,4 +1,4 @@
-import { ExecutionStatus, PauseAnswerer, PauseResolution } from "@agboss/core";
+import { ExecutionStatus, PauseAnswerer, PauseKind, PauseResolution } from "@agboss/core";
 import { expect, vi } from "vitest";
 import { onEachBackend } from "../../src/backends.js";
 import { OfficeApplication } from "../../src/fixtures/approval-app.js";
@@ -49,6 +49,7 @@ onEachBackend(OfficeApplication, (test) => {
         toolCall: { callId: expect.any(String), tool: "refund-card-tool" },
       }),
       role: "refund-approval-channel",
+      kind: PauseKind.Approval,
       answeredBy: PauseAnswerer.Channel,
       responder: "manager-17",
       resolution: PauseResolution.Replied,

@@ -2,6 +2,7 @@ import {
   ChannelOutcome,
   ExecutionStatus,
   PauseAnswerer,
+  PauseKind,
   PauseResolution,
   PauseStatus,
   ToolCallApprovalAskDto,
@@ -35,6 +36,7 @@ onEachBackend(OfficeApplication, (test) => {
     expect(byChannel["refund-approval-channel"]).toEqual({
       pauseId: undefined,
       answeredBy: PauseAnswerer.Channel,
+      kind: PauseKind.Approval,
       agent: "office-agent",
       channel: "refund-approval-channel",
       itemIndex: undefined,

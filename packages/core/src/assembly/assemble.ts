@@ -11,10 +11,10 @@ import {
 import type { ToolOptions } from "../components/tool.js";
 import type { WorkflowFinishOptions, WorkflowOptions, WorkflowStartOptions } from "../components/workflow.js";
 import type { Container } from "../container/container.js";
-import { isDtoClass } from "../dto/dto.js";
+import { type DtoClass, isDtoClass } from "../dto/dto.js";
 import { AssemblyError, type AssemblyViolation } from "../errors/assembly-error.js";
 import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
-import { type ModelProviderOptions, servesModel } from "../models/model-provider.js";
+import { decidesModel, type ModelProviderOptions, servesModel } from "../models/model-provider.js";
 import { PauseAnswerer } from "../pauses/pause-status.js";
 import { quorumProblems } from "../runtime/quorum.js";
 import type {
@@ -124,7 +124,12 @@ export function assemble(
     return { cls, name: tm.options.name, options: tm.options, channel };
   };
   const interpreterOwners = new Map<AnyClass, AnyClass>();
-  const checkInterpreter = (interpreter: AnyClass, role: AnyClass, chain: readonly unknown[]) => {
+  const checkInterpreter = (
+    interpreter: AnyClass,
+    role: AnyClass,
+    answer: DtoClass | undefined,
+    chain: readonly unknown[],
+  ) => {
     const im = componentOfKind<ReplyInterpreterOptions>(interpreter, ComponentKind.ReplyInterpreter);
     if (im === undefined) {
       add(
@@ -166,6 +171,11 @@ export function assemble(
           "model.unserved",
           `${describeClass(interpreter)} uses model "${modelId}", which no @ModelProvider serves. Add a provider whose serves matches it to @Application({ providers }).`,
         );
+      } else if (answer !== undefined && decidesModel(modelProviders, modelId)) {
+        add(
+          "reply-interpreter.decision-model",
+          `${describeClass(interpreter)} reads replies for the question role ${describeClass(role)} with "${modelId}", a decision model: it can only say yes or no, but the answer must be a ${answer.name}. Give the interpreter a chat model (one its provider does not list in decides), or decide by code.`,
+        );
       }
     } else {
       add(
@@ -198,20 +208,56 @@ export function assemble(
           `${describeClass(cls)} must say who may answer: @ChannelRole({ answeredBy: PauseAnswerer.ThreadOwner | PauseAnswerer.Channel }). There is no default.`,
         );
       }
-      if (role.options.approves !== toolOptions.input) {
+      const { approves, ask, answer } = role.options as {
+        approves?: DtoClass;
+        ask?: DtoClass;
+        answer?: DtoClass;
+      };
+      const question = ask !== undefined || answer !== undefined;
+      if (approves !== undefined && question) {
+        add(
+          "channel.role-kind",
+          `${describeClass(cls)} declares both approves and ask / answer; a role either approves calls (approves) or asks a question (ask + answer), not both.`,
+        );
+      } else if (question) {
+        if (ask === undefined || answer === undefined) {
+          add(
+            "channel.role-kind",
+            `${describeClass(cls)} is a question role but declares only ${ask === undefined ? "answer" : "ask"}; a question role needs both ask (the tool input it asks about) and answer (the DTO a person answers with).`,
+          );
+        }
+        for (const [field, value] of [
+          ["ask", ask],
+          ["answer", answer],
+        ] as const) {
+          if (value !== undefined && !isDtoClass(value)) {
+            add(
+              "dto.not-a-dto",
+              `${describeClass(cls)}'s ${field} must be a DTO class built with Dto({ … }).`,
+            );
+          }
+        }
+        if (ask !== undefined && ask !== toolOptions.input) {
+          add(
+            "channel.ask-mismatch",
+            `${describeClass(tool)} takes ${toolOptions.input.name} but its channel ${describeClass(cls)} asks about ${ask.name}; name a question role whose ask is the tool's input.`,
+          );
+        }
+      } else if (approves !== toolOptions.input) {
         add(
           "channel.approves-mismatch",
-          `${describeClass(tool)} takes ${toolOptions.input.name} but its channel ${describeClass(cls)} approves ${role.options.approves?.name ?? "nothing"}; name a role that approves the tool's input.`,
+          `${describeClass(tool)} takes ${toolOptions.input.name} but its channel ${describeClass(cls)} approves ${approves?.name ?? "nothing"}; name a role that approves the tool's input${approves === undefined ? " (or declare ask and answer for a question role)" : ""}.`,
         );
       }
       for (const problem of container.check(cls, chain)) add("container.missing-provider", problem.message);
       const interpreter = role.options.replyInterpreter;
-      if (interpreter !== undefined) checkInterpreter(interpreter, cls, chain);
+      if (interpreter !== undefined) checkInterpreter(interpreter, cls, question ? answer : undefined, chain);
       return {
         cls,
         name: role.options.name,
         answeredBy: role.options.answeredBy,
         replyInterpreter: role.options.replyInterpreter,
+        answer: question && approves === undefined ? answer : undefined,
       };
     }
     checkDeps(cls, chain);
@@ -220,6 +266,7 @@ export function assemble(
       name: (concrete as NonNullable<typeof concrete>).options.name,
       answeredBy: PauseAnswerer.ThreadOwner,
       replyInterpreter: undefined,
+      answer: undefined,
     };
   };
   const assembleAgent = (cls: AnyClass): AssembledAgent | undefined => {

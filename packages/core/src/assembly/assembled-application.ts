@@ -16,6 +16,8 @@ export interface AssembledChannel {
   readonly answeredBy: PauseAnswerer;
   /** The role's reply interpreter, if any. */
   readonly replyInterpreter: AnyClass | undefined;
+  /** A question role's answer DTO; undefined for an approval role or a concrete channel. */
+  readonly answer: DtoClass | undefined;
 }
 
 /** @internal A tool as the runtime uses it. */

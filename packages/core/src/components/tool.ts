@@ -11,17 +11,26 @@ export interface ToolOptions {
   readonly description: string;
   readonly input: DtoClass;
   readonly output: DtoClass;
-  /** A channel role or concrete channel that must approve each call before it runs. */
+  /**
+   * A channel role or concrete channel asked about each call before it runs: an approval role or a
+   * concrete channel approves or rejects it; a question role's answer is passed to `run(input, answer)`.
+   */
   readonly channel?: AnyClass;
   /** How long `run` may take on the application's Clock before its signal aborts. Default 30 s. */
   readonly timeout?: Duration;
   readonly deps?: readonly unknown[];
 }
 
-/** What a `@Tool` class implements. */
-export interface ToolHandler<TInput, TOutput> {
+/**
+ * What a `@Tool` class implements. A tool whose channel is a question role takes the person's answer
+ * as `run`'s second argument (`TAnswer`, the role's `answer` DTO).
+ */
+export interface ToolHandler<TInput, TOutput, TAnswer = never> {
   /** Does the work. `executionContext.signal` aborts when the call times out or is cancelled. */
-  run(input: TInput): Promise<TOutput> | TOutput;
+  run(
+    input: TInput,
+    ...answer: [TAnswer] extends [never] ? [] : [answer: TAnswer]
+  ): Promise<TOutput> | TOutput;
 }
 
 /**

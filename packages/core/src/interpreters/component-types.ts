@@ -54,9 +54,15 @@ export type OutputOf<T> = DeclaredTypeOr<
   T extends { run(input: never): infer O } ? Awaited<O> : ToolCallApprovalDecisionDto
 >;
 
-/** What a `DecidedBy.Code` interpreter implements. `interpret` may be sync or async; a throw counts as unreadable. */
-export interface ReplyInterpreterHandler<TSelf> {
-  interpret(
-    input: InputOf<TSelf>,
-  ): ReplyInterpretation<OutputOf<TSelf>> | Promise<ReplyInterpretation<OutputOf<TSelf>>>;
+/**
+ * What a `DecidedBy.Code` interpreter implements. `interpret` may be sync or async; a throw counts as
+ * unreadable. `TAnswer` is what it reads a reply as: by default its `OutputOf` (the generated types'
+ * answer, else a decision); a question role's interpreter without generated types names the role's
+ * answer DTO here.
+ *
+ * @example
+ * export class AmountReplyInterpreter implements ReplyInterpreterHandler<AmountReplyInterpreter, RefundAmountDto> { … }
+ */
+export interface ReplyInterpreterHandler<TSelf, TAnswer = OutputOf<TSelf>> {
+  interpret(input: InputOf<TSelf>): ReplyInterpretation<TAnswer> | Promise<ReplyInterpretation<TAnswer>>;
 }

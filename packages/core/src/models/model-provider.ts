@@ -44,3 +44,15 @@ export function servesModel(serves: readonly string[], modelId: string): boolean
     pattern.endsWith("*") ? modelId.startsWith(pattern.slice(0, -1)) : pattern === modelId,
   );
 }
+
+/**
+ * True when the provider that serves `modelId` (the first whose `serves` matches) lists it in its
+ * `decides`: the id names a decision model, which answers yes / no with a probability.
+ */
+export function decidesModel(
+  providers: readonly { readonly options: ModelProviderOptions }[],
+  modelId: string,
+): boolean {
+  const provider = providers.find((p) => servesModel(p.options.serves, modelId));
+  return provider?.options.decides !== undefined && servesModel(provider.options.decides, modelId);
+}

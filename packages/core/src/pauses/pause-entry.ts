@@ -1,5 +1,5 @@
 import type { StepRecord } from "../records/execution-record.js";
-import type { PauseAnswerer, PauseResolution } from "./pause-status.js";
+import type { PauseAnswerer, PauseKind, PauseResolution } from "./pause-status.js";
 
 /** One resolved pause in the audit trail (`record.pauses`). */
 export interface PauseEntry {
@@ -11,6 +11,8 @@ export interface PauseEntry {
   readonly step: StepRecord;
   /** The channel asked. */
   readonly role: string;
+  /** `approval` (it holds a decision) or `question` (it holds an answer). */
+  readonly kind: PauseKind;
   readonly answeredBy: PauseAnswerer;
   /** Who answered through `app.resume`; undefined when decided at once, withdrawn or cancelled. */
   readonly responder: string | undefined;
@@ -18,6 +20,8 @@ export interface PauseEntry {
   /** ISO 8601 on the application's Clock. */
   readonly askedAt: string;
   readonly resolvedAt: string;
-  /** The decision, sensitive fields masked; undefined when withdrawn or cancelled. */
+  /** An approval's decision, sensitive fields masked; undefined for a question, or when withdrawn or cancelled. */
   readonly decision: unknown;
+  /** A question's answer, sensitive fields masked; undefined for an approval, or when withdrawn or cancelled. */
+  readonly answer: unknown;
 }

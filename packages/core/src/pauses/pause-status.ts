@@ -35,3 +35,12 @@ export const PauseAnswerer = {
   Channel: "channel",
 } as const;
 export type PauseAnswerer = (typeof PauseAnswerer)[keyof typeof PauseAnswerer];
+
+/** What a pause asks for, so a webhook knows what to send to `app.resume`. */
+export const PauseKind = {
+  /** An approval role or a concrete channel: answer with `{ decision }` (or a reply). */
+  Approval: "approval",
+  /** A question role: answer with `{ answer }`, a value of the role's `answer` DTO (or a reply). */
+  Question: "question",
+} as const;
+export type PauseKind = (typeof PauseKind)[keyof typeof PauseKind];

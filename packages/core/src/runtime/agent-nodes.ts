@@ -295,7 +295,13 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
         else {
           if (approval.input !== parsed.data) shownArgs = maskWith(tool.options.input.schema, approval.input);
           try {
-            const result = await runTool(services, tool, approval.input, step);
+            const result = await runTool(
+              services,
+              tool,
+              approval.input,
+              step,
+              approval.kind === "answered" ? approval.answer : undefined,
+            );
             const checked = tool.options.output.schema.safeParse(result);
             if (checked.success) output = checked.data;
             else error = `${tool.name} returned an invalid output: ${issuesText(checked.error.issues)}`;

@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { assemble } from "../assembly/assemble.js";
-import type { AssembledApplication, AssembledFlow } from "../assembly/assembled-application.js";
+import type {
+  AssembledApplication,
+  AssembledFlow,
+  AssembledTool,
+} from "../assembly/assembled-application.js";
 import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
 import { rememberExecutionBudget } from "../budgets/budget-guard.js";
 import type { ApplicationOptions } from "../components/application.js";
@@ -28,7 +32,7 @@ import {
   ReplyInterpreterMissingError,
   UnknownPauseError,
 } from "../pauses/pause-errors.js";
-import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import { PauseAnswerer, type PauseKind, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { ChildExecutionRecord, ExecutionRecord } from "../records/execution-record.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
@@ -37,7 +41,7 @@ import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
 import { UnknownWorkflowStartError } from "./app-errors.js";
-import { validateDecision } from "./approval.js";
+import { validatePauseAnswer } from "./approval.js";
 import { type CompiledFlow, compileFlow, finishOutput } from "./compile-flow.js";
 import { defaultStoreFactory } from "./default-store.js";
 import type { ExecutionEvents } from "./execution-events.js";
@@ -47,7 +51,15 @@ import type { ChildSummary, FlowStateValue } from "./flow-state.js";
 import { interpretReply } from "./interpret-reply.js";
 import { launchDecided } from "./launch-nodes.js";
 import { ModelRegistry } from "./model-registry.js";
-import { closePending, maskedAsk, type PauseStep, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
+import {
+  closePending,
+  kindOfPause,
+  maskedAsk,
+  type PauseStep,
+  pendingOf,
+  toolOfPause,
+  writeAudit,
+} from "./pause-book.js";
 import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
@@ -134,6 +146,8 @@ export interface PauseSummary {
   readonly resolution: PauseResolution | undefined;
   readonly channel: string;
   readonly answeredBy: PauseAnswerer;
+  /** `approval` (answer with a decision) or `question` (answer with the role's answer DTO). */
+  readonly kind: PauseKind;
   readonly agent: string;
   readonly threadId: string;
   readonly executionId: string;
@@ -144,20 +158,52 @@ export interface PauseSummary {
   readonly responder: string | undefined;
 }
 
-function checkResumeRequest(request: unknown): { pauseId: string; decision?: unknown; reply?: string } {
+function checkResumeRequest(request: unknown): {
+  pauseId: string;
+  decision?: unknown;
+  answer?: unknown;
+  reply?: string;
+} {
   const issues: { path: string; message: string }[] = [];
   const r = (typeof request === "object" && request !== null ? request : {}) as Record<string, unknown>;
   if (typeof r.pauseId !== "string" || r.pauseId === "")
     issues.push({ path: "pauseId", message: "a non-empty pauseId is required" });
-  const hasDecision = r.decision !== undefined;
-  const hasReply = r.reply !== undefined;
-  if (hasDecision && hasReply)
-    issues.push({ path: "", message: "give exactly one of decision or reply, not both" });
-  if (!hasDecision && !hasReply) issues.push({ path: "", message: "give a decision or a reply" });
-  if (hasReply && (typeof r.reply !== "string" || r.reply.trim() === ""))
+  const given = (["decision", "answer", "reply"] as const).filter((key) => r[key] !== undefined);
+  if (given.length > 1)
+    issues.push({
+      path: "",
+      message: `give exactly one of decision, answer or reply, not ${given.join(" and ")}`,
+    });
+  if (given.length === 0) issues.push({ path: "", message: "give a decision, an answer or a reply" });
+  if (r.reply !== undefined && (typeof r.reply !== "string" || r.reply.trim() === ""))
     issues.push({ path: "reply", message: "a reply must be a non-empty text" });
   if (issues.length > 0) throw new DtoValidationError("ResumeRequest", issues);
-  return r as { pauseId: string; decision?: unknown; reply?: string };
+  return r as { pauseId: string; decision?: unknown; answer?: unknown; reply?: string };
+}
+
+/** A decision for a question role's pause, or an answer for an approval role's: what to send instead. */
+function checkAnswerKind(
+  pause: PauseRecord,
+  tool: AssembledTool,
+  shape: { decision?: unknown; answer?: unknown },
+): void {
+  const answerDto = tool.channel?.answer;
+  if (answerDto !== undefined && shape.decision !== undefined) {
+    throw new DtoValidationError("ResumeRequest", [
+      {
+        path: "decision",
+        message: `pause ${pause.pauseId} asks a question of ${pause.channel}: answer it with { answer } (a ${answerDto.name}), not a decision`,
+      },
+    ]);
+  }
+  if (answerDto === undefined && shape.answer !== undefined) {
+    throw new DtoValidationError("ResumeRequest", [
+      {
+        path: "answer",
+        message: `pause ${pause.pauseId} asks ${pause.channel} to approve a call: answer it with { decision: { approved, reason?, overrideArguments? } }, not an answer`,
+      },
+    ]);
+  }
 }
 
 function checkCredential(pause: PauseRecord, options: { ownerId?: string; answeredBy?: string }): string {
@@ -414,13 +460,14 @@ export class App {
       if (interpreter === undefined) throw new ReplyInterpreterMissingError(pause.pauseId, pause.channel);
       const read = await interpretReply(this.#internals, { pause, tool, interpreter, reply: shape.reply });
       answer = {
-        decision: read.decision,
+        ...read.value,
         responder,
         reply: shape.reply,
         ...(read.cost === undefined ? {} : { cost: read.cost }),
       };
     } else {
-      answer = { decision: validateDecision(tool, shape.decision), responder };
+      checkAnswerKind(pause, tool, shape);
+      answer = { ...validatePauseAnswer(tool, shape.decision ?? shape.answer), responder };
     }
     const resolved = await store.pauses.resolve(tenantId, pause.pauseId, answer, clock.now());
     if (resolved === undefined) {
@@ -459,6 +506,7 @@ export class App {
         resolution: p.resolution,
         channel: p.channel,
         answeredBy: p.answeredBy,
+        kind: kindOfPause(assembled, p),
         agent: p.agent,
         threadId: p.threadId,
         executionId: p.executionId,

@@ -10,7 +10,7 @@ import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { Fence } from "../store/fence.js";
-import type { PauseRecord } from "../store/pause-record.js";
+import type { PauseAnswer, PauseRecord } from "../store/pause-record.js";
 import type { BranchPath } from "./agent-state.js";
 import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
@@ -18,9 +18,10 @@ import { newPauseId, type PauseStep, tellWithdrawn, writeAudit } from "./pause-b
 import type { RuntimeServices } from "./runtime-services.js";
 import { stepRecord } from "./step-record.js";
 
-/** How an approval ended. @internal */
+/** How an approval or a question ended. @internal */
 export type Approval =
   | { readonly kind: "approved"; readonly input: unknown; readonly cost?: unknown }
+  | { readonly kind: "answered"; readonly input: unknown; readonly answer: unknown; readonly cost?: unknown }
   | { readonly kind: "rejected"; readonly message: string; readonly cost?: unknown }
   | { readonly kind: "withdrawn" };
 
@@ -38,11 +39,31 @@ export function validateDecision(tool: AssembledTool, value: unknown): ToolCallA
   return decision;
 }
 
-function outcomeOf(decision: ToolCallApprovalDecisionDto, input: unknown, who: string): Approval {
-  if (decision.approved) return { kind: "approved", input: decision.overrideArguments ?? input };
+/**
+ * Validates what answers a pause of `tool`'s channel, as the pause will hold it: a question role's
+ * answer against its `answer` DTO, an approval role's decision like {@link validateDecision}.
+ * @internal
+ */
+export function validatePauseAnswer(tool: AssembledTool, value: unknown): PauseAnswerValue {
+  const answerDto = tool.channel?.answer;
+  if (answerDto === undefined) return { decision: validateDecision(tool, value) };
+  return { answer: parseDto(answerDto, value, `the answer for ${tool.name}`) };
+}
+
+/** A validated decision (approval role) or answer (question role), as a pause's answer holds it. @internal */
+export type PauseAnswerValue =
+  | { readonly decision: ToolCallApprovalDecisionDto }
+  | { readonly answer: unknown };
+
+function outcomeOf(value: PauseAnswer | PauseAnswerValue | undefined, input: unknown, who: string): Approval {
+  if (value !== undefined && "answer" in value && value.answer !== undefined) {
+    return { kind: "answered", input, answer: value.answer };
+  }
+  const decision = (value as { decision?: ToolCallApprovalDecisionDto } | undefined)?.decision;
+  if (decision?.approved === true) return { kind: "approved", input: decision.overrideArguments ?? input };
   return {
     kind: "rejected",
-    message: `the call was rejected by ${who}${decision.reason === undefined ? "" : `: ${decision.reason}`}`,
+    message: `the call was rejected by ${who}${decision?.reason === undefined ? "" : `: ${decision.reason}`}`,
   };
 }
 
@@ -50,7 +71,7 @@ function answerOf(pause: PauseRecord, input: unknown): Approval {
   if (pause.status === PauseStatus.Cancelled) return { kind: "withdrawn" };
   const who =
     pause.resolution === PauseResolution.Decided ? pause.channel : (pause.answer?.responder ?? pause.channel);
-  const outcome = outcomeOf(pause.answer?.decision as ToolCallApprovalDecisionDto, input, who);
+  const outcome = outcomeOf(pause.answer, input, who);
   // What reading a reply cost joins the execution's spend here, when the step takes the answer.
   return pause.answer?.cost === undefined || outcome.kind === "withdrawn"
     ? outcome
@@ -145,30 +166,42 @@ export async function awaitApproval(
       throw new AgentFailedError(
         agent.name,
         args.nodeId,
-        `channel "${channel.name}" returned something other than ChannelOutcome.awaitReply() or ChannelOutcome.decided(…).`,
+        `channel "${channel.name}" returned something other than ChannelOutcome.awaitReply() or ${
+          channel.answer === undefined ? "ChannelOutcome.decided(…)" : "ChannelOutcome.answered(…)"
+        }.`,
       );
     }
-    if (outcome.kind === "decided") {
-      let decision: ToolCallApprovalDecisionDto;
+    if (outcome.kind !== "await-reply") {
+      const question = channel.answer !== undefined;
+      if (question !== (outcome.kind === "answered")) {
+        throw new AgentFailedError(
+          agent.name,
+          args.nodeId,
+          question
+            ? `channel "${channel.name}" asks a question (its answer is a ${channel.answer?.name}): answer at once with ChannelOutcome.answered(…), not decided(…).`
+            : `channel "${channel.name}" approves calls: decide at once with ChannelOutcome.decided(…), not answered(…).`,
+        );
+      }
+      let value: PauseAnswerValue;
       try {
-        decision = validateDecision(tool, outcome.decision);
+        value = validatePauseAnswer(tool, outcome.kind === "answered" ? outcome.answer : outcome.decision);
       } catch (error) {
         throw new AgentFailedError(
           agent.name,
           args.nodeId,
-          `channel "${channel.name}" decided with an invalid decision.`,
+          `channel "${channel.name}" ${question ? "answered with an invalid answer" : "decided with an invalid decision"}.`,
           { cause: error },
         );
       }
       const taken = await store.pauses.take(
         tenantId,
         pause.pauseId,
-        { at: clock.now(), answer: { decision }, resolution: PauseResolution.Decided },
+        { at: clock.now(), answer: value, resolution: PauseResolution.Decided },
         fence,
       );
       if (taken !== undefined) {
         await writeAudit(services, taken);
-        return outcomeOf(decision, input, channel.name);
+        return outcomeOf(value, input, channel.name);
       }
     } else {
       const sent = await store.pauses.markSent(tenantId, pause.pauseId, fence);
@@ -197,7 +230,7 @@ export async function awaitApproval(
     throw new AgentFailedError(
       agent.name,
       args.nodeId,
-      `pause ${pause.pauseId} was resumed but holds no decision.`,
+      `pause ${pause.pauseId} was resumed but holds no answer.`,
     );
   }
   if (pause.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn) {

@@ -1,6 +1,5 @@
 import type { AssembledTool } from "../assembly/assembled-application.js";
 import { BudgetExceededError } from "../budgets/budget-exceeded-error.js";
-import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 import { ToolCallApprovalDecisionDto as DecisionDto } from "../channels/approval-dtos.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
 import { componentOf } from "../components/component-registry.js";
@@ -15,14 +14,14 @@ import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import { UninterpretableReplyError } from "../pauses/pause-errors.js";
 import { PiiRefusedError } from "../pii/pii-refused-error.js";
 import type { PauseRecord } from "../store/pause-record.js";
-import { validateDecision } from "./approval.js";
+import { type PauseAnswerValue, validatePauseAnswer } from "./approval.js";
 import { callChatModel, callDecisionModel } from "./model-call.js";
 import { frameOfPause } from "./pause-book.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
-/** A reply read as a decision, with what reading it cost. @internal */
+/** A reply read as a decision (or a question role's answer), with what reading it cost. @internal */
 export interface Interpreted {
-  readonly decision: ToolCallApprovalDecisionDto;
+  readonly value: PauseAnswerValue;
   readonly cost:
     | {
         readonly interpreter: string;
@@ -72,11 +71,15 @@ export async function interpretReply(
   const frame = frameOfPause(pause, new AbortController().signal);
   const unreadable = (reason: string, cause?: unknown) =>
     new UninterpretableReplyError(pause.pauseId, reason, cause === undefined ? {} : { cause });
-  const checked = (value: unknown): ToolCallApprovalDecisionDto => {
+  const answerDto = tool.channel?.answer;
+  const checked = (value: unknown): PauseAnswerValue => {
     try {
-      return validateDecision(tool, value);
+      return validatePauseAnswer(tool, value);
     } catch (error) {
-      throw unreadable(`the interpreter's answer is not a valid decision: ${reasonOf(error)}`, error);
+      throw unreadable(
+        `the interpreter's answer is not a valid ${answerDto === undefined ? "decision" : answerDto.name}: ${reasonOf(error)}`,
+        error,
+      );
     }
   };
   if (options.decidedBy === DecidedBy.Code) {
@@ -94,7 +97,7 @@ export async function interpretReply(
     }
     if (outcome.kind === "not-understood")
       throw unreadable(outcome.reason ?? "the reply was not understood.");
-    return { decision: checked(outcome.decision), cost: undefined };
+    return { value: checked(outcome.decision), cost: undefined };
   }
   const caller = `reply-interpreter:${options.name}`;
   const scope = {
@@ -105,6 +108,12 @@ export async function interpretReply(
   };
   const sensitive = [{ schema: tool.options.input.schema, value: ask.arguments }];
   if (services.models.isDecisionModel(options.model as string)) {
+    if (answerDto !== undefined) {
+      // Assembly refuses this pairing ([reply-interpreter.decision-model]); kept for applications assembled otherwise.
+      throw unreadable(
+        `${options.name} reads a question role's replies with a decision model, which cannot give a ${answerDto.name}.`,
+      );
+    }
     // A decision model reads approve / refuse only: one yes / no about `approved`, nothing else.
     let decided: Awaited<ReturnType<typeof callDecisionModel>>;
     try {
@@ -133,7 +142,7 @@ export async function interpretReply(
       throw unreadable(`the interpreter's decision model gave no probability (got ${String(p)}).`);
     }
     return {
-      decision: checked({ approved: p > 0.5 }),
+      value: checked({ approved: p > 0.5 }),
       cost: {
         interpreter: options.name,
         model: options.model as string,
@@ -160,15 +169,19 @@ export async function interpretReply(
           messages: [
             {
               role: "system",
-              content: options.prompt ?? "Read the reply to the question and give the decision it expresses.",
+              content:
+                options.prompt ??
+                (answerDto === undefined
+                  ? "Read the reply to the question and give the decision it expresses."
+                  : "Read the reply to the question and give the answer it expresses."),
             },
             { role: "user", content: interpreterMessage(ask, reply) },
           ],
           tools: [
             {
               name: ANSWER_TOOL_NAME,
-              description: "Give the decision the reply expresses. Call it exactly once.",
-              parameters: dtoJsonSchema(DecisionDto),
+              description: `Give the ${answerDto === undefined ? "decision" : "answer"} the reply expresses. Call it exactly once.`,
+              parameters: dtoJsonSchema(answerDto ?? DecisionDto),
             },
           ],
           toolChoice: "required",
@@ -190,7 +203,7 @@ export async function interpretReply(
     );
   }
   return {
-    decision: checked(answers[0]?.arguments),
+    value: checked(answers[0]?.arguments),
     cost: {
       interpreter: options.name,
       model: options.model as string,

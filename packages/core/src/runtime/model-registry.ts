@@ -4,6 +4,7 @@ import { ModelUnservedError } from "../errors/runtime-errors.js";
 import type { ChatModel } from "../models/chat-model.js";
 import type { DecisionModel } from "../models/decision-model.js";
 import {
+  decidesModel,
   type ModelProviderHandler,
   type ModelProviderOptions,
   servesModel,
@@ -36,8 +37,7 @@ export class ModelRegistry {
 
   /** True when a provider lists `modelId` among its decision models (`decides`). */
   isDecisionModel(modelId: string): boolean {
-    const provider = this.providers.find((p) => servesModel(p.options.serves, modelId));
-    return provider?.options.decides !== undefined && servesModel(provider.options.decides, modelId);
+    return decidesModel(this.providers, modelId);
   }
 
   /** The decision model for `component`: an override that can decide, else the provider's. */

@@ -11,7 +11,7 @@ import {
 import { maskWith } from "../dto/sensitive.js";
 import { LogLevel } from "../logging/logger.js";
 import type { PauseEntry } from "../pauses/pause-entry.js";
-import { PauseAnswerer, type PauseCancellation, PauseResolution } from "../pauses/pause-status.js";
+import { PauseAnswerer, type PauseCancellation, PauseKind, PauseResolution } from "../pauses/pause-status.js";
 import type { PendingPause } from "../pauses/pending-pause.js";
 import type { StepRecord } from "../records/execution-record.js";
 import type { Fence } from "../store/fence.js";
@@ -46,6 +46,13 @@ export function toolOfPause(assembled: AssembledApplication, pause: PauseRecord)
   return undefined;
 }
 
+/** Whether a pause asks for a decision or for a question role's answer. @internal */
+export function kindOfPause(assembled: AssembledApplication, pause: PauseRecord): PauseKind {
+  return toolOfPause(assembled, pause)?.channel?.answer === undefined
+    ? PauseKind.Approval
+    : PauseKind.Question;
+}
+
 function maskedArgs(tool: AssembledTool | undefined, value: unknown): unknown {
   return tool === undefined ? value : maskWith(tool.options.input.schema, value);
 }
@@ -65,6 +72,7 @@ export function pendingOf(assembled: AssembledApplication, pause: PauseRecord): 
   return {
     pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
     answeredBy: pause.answeredBy,
+    kind: kindOfPause(assembled, pause),
     agent: pause.agent,
     channel: pause.channel,
     itemIndex: step.context.itemIndex,
@@ -76,29 +84,31 @@ export function pendingOf(assembled: AssembledApplication, pause: PauseRecord): 
 /** The audit entry of a resolved pause. @internal */
 export function entryOf(assembled: AssembledApplication, pause: PauseRecord): PauseEntry {
   const step = pause.step as PauseStep;
-  const decision = pause.answer?.decision as { overrideArguments?: unknown } | undefined;
+  const tool = toolOfPause(assembled, pause);
+  const closed =
+    pause.resolution === PauseResolution.Withdrawn || pause.resolution === PauseResolution.Cancelled;
+  const decision = closed
+    ? undefined
+    : (pause.answer?.decision as { overrideArguments?: unknown } | undefined);
   const shown =
-    decision === undefined ||
-    pause.resolution === PauseResolution.Withdrawn ||
-    pause.resolution === PauseResolution.Cancelled
-      ? undefined
-      : decision.overrideArguments === undefined
-        ? decision
-        : {
-            ...decision,
-            overrideArguments: maskedArgs(toolOfPause(assembled, pause), decision.overrideArguments),
-          };
+    decision === undefined || decision.overrideArguments === undefined
+      ? decision
+      : { ...decision, overrideArguments: maskedArgs(tool, decision.overrideArguments) };
+  const answerDto = tool?.channel?.answer;
+  const answer = closed || pause.answer?.answer === undefined ? undefined : pause.answer.answer;
   return {
     pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
     executionId: pause.executionId,
     step: step.record,
     role: pause.channel,
+    kind: answerDto === undefined ? PauseKind.Approval : PauseKind.Question,
     answeredBy: pause.answeredBy,
     responder: pause.resolution === PauseResolution.Replied ? pause.answer?.responder : undefined,
     resolution: pause.resolution ?? PauseResolution.Cancelled,
     askedAt: new Date(pause.askedAt).toISOString(),
     resolvedAt: new Date(pause.resolvedAt ?? pause.askedAt).toISOString(),
     decision: shown,
+    answer: answer === undefined || answerDto === undefined ? answer : maskWith(answerDto.schema, answer),
   };
 }
 

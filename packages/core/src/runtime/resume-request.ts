@@ -1,9 +1,18 @@
 import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 
-/** Answers a pause with a decision. */
+/** Answers an approval role's pause with a decision. */
 export interface DecisionResumeRequest {
   readonly pauseId: string;
   readonly decision: ToolCallApprovalDecisionDto;
+  readonly answer?: never;
+  readonly reply?: never;
+}
+
+/** Answers a question role's pause with a value of the role's `answer` DTO. */
+export interface AnswerResumeRequest {
+  readonly pauseId: string;
+  readonly answer: Record<string, unknown>;
+  readonly decision?: never;
   readonly reply?: never;
 }
 
@@ -12,10 +21,14 @@ export interface ReplyResumeRequest {
   readonly pauseId: string;
   readonly reply: string;
   readonly decision?: never;
+  readonly answer?: never;
 }
 
-/** Exactly one of a decision or a reply. */
-export type ResumeRequest = DecisionResumeRequest | ReplyResumeRequest;
+/**
+ * Exactly one of a decision (an approval role's pause), an answer (a question role's) or a reply
+ * (either, when the role has a reply interpreter).
+ */
+export type ResumeRequest = DecisionResumeRequest | AnswerResumeRequest | ReplyResumeRequest;
 
 /** Who answers: the thread's owner (`ownerId`) or someone the channel authenticated (`answeredBy`). */
 export type ResumeCredential =

@@ -18,6 +18,7 @@ export async function runTool(
   tool: AssembledTool,
   input: unknown,
   step: StepContext,
+  answer?: unknown,
 ): Promise<unknown> {
   const outer = ExecutionContext.current();
   const controller = new AbortController();
@@ -35,9 +36,15 @@ export async function runTool(
   });
   timedOut.catch(() => undefined);
   try {
-    const handler = services.container.get(tool.cls) as ToolHandler<unknown, unknown>;
+    const handler = services.container.get(tool.cls) as ToolHandler<unknown, unknown, unknown>;
     const frame = outer === undefined ? undefined : { ...outer, step, signal: controller.signal };
-    const call = () => Promise.resolve(handler.run(input));
+    // A question role's answer is the second argument; a tool without one is called with its input alone.
+    const call = () =>
+      Promise.resolve(
+        answer === undefined
+          ? (handler as ToolHandler<unknown, unknown>).run(input)
+          : handler.run(input, answer),
+      );
     const running = frame === undefined ? call() : ExecutionContext.run(frame, call);
     return await Promise.race([running, timedOut]);
   } finally {

@@ -2,8 +2,10 @@ import type { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/paus
 
 /** What answered a pause. */
 export interface PauseAnswer {
-  /** The decision as validated (JSON). */
-  readonly decision: unknown;
+  /** An approval role's decision as validated (JSON); undefined for a question role. */
+  readonly decision?: unknown;
+  /** A question role's answer as validated against its `answer` DTO (JSON); undefined for an approval role. */
+  readonly answer?: unknown;
   /** The `ownerId` / `answeredBy` of `app.resume`; undefined when the channel decided at once. */
   readonly responder?: string | undefined;
   /** The free text, when the answer was a reply. */
