@@ -242,6 +242,35 @@ onEachBackend(CardApplication, (test) => {
     expect(await frozen(store, "acme", pauseId, threadKey)).toBe(before);
   });
 
+  test("[AU-01] the audit trail's decision is masked by the PII policies: what a person wrote keeps no card number or e-mail", async ({
+    app,
+    openApp,
+    mockLlm,
+  }) => {
+    const { pauseId } = await askRefund(app, mockLlm, "t-au-pii");
+    const other = await openApp();
+    const done = await other.resume(
+      {
+        pauseId,
+        decision: {
+          approved: false,
+          reason: `card ${CARD} is jo@example.com's; order ord_9 stays`,
+        },
+      },
+      { ...manager, record: true },
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    const entry = done.record?.pauses[0];
+    expect(entry?.decision).toEqual({
+      approved: false,
+      reason: "card *** is ***'s; order ord_9 stays",
+    });
+    const stored = await other.record(done.executionId, { tenantId: "acme" });
+    expect(JSON.stringify(stored?.pauses)).not.toMatch(/4111|jo@example\.com/);
+    // The model read the reason through the same policies: a token, never the number.
+    expect(seen(mockLlm(CardAgent).calls.at(-1))).not.toContain("4111");
+  });
+
   test("an agent's model reads a card number as a token on every turn; its tool call is revealed and the tool gets the number", async ({
     app,
     mockLlm,

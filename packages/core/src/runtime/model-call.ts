@@ -1,15 +1,13 @@
 import { type AppliedBudget, budgetsOf, chargeBudgets, checkBudgets } from "../budgets/budget-guard.js";
 import type { AnyClass } from "../components/component-registry.js";
-import { componentOf } from "../components/component-registry.js";
-import type { WorkflowOptions } from "../components/workflow.js";
 import { LogLevel } from "../logging/logger.js";
 import type { ChatRequest, ChatResponse, ModelUsage } from "../models/chat-model.js";
 import type { DecisionRequest, DecisionResponse } from "../models/decision-model.js";
 import { agentSensitiveSources } from "../pii/agent-sensitive-sources.js";
-import type { PiiPolicy } from "../pii/pii-policy.js";
 import { hideMessages, readableTexts, revealResponse, tokenMapFor } from "../pii/pii-shield.js";
 import type { PiiTokenMap } from "../pii/pii-token-map.js";
 import { type SensitiveSource, sensitiveValuesOf } from "../pii/sensitive-values.js";
+import { piiPoliciesOf } from "./pii-policies.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** Who a model call is made for: the budgets it counts against and the policies it reads through. @internal */
@@ -32,14 +30,6 @@ export interface ModelCall {
    * interpreter's question): PII policies find their `sensitive(…)` fields.
    */
   readonly sensitive?: readonly SensitiveSource[];
-}
-
-function piiPoliciesOf(services: RuntimeServices, workflow: string): readonly PiiPolicy[] {
-  const own = services.assembled.options.piiPolicies ?? [];
-  const flow = [...services.assembled.flows.values()].find((f) => f.workflow.name === workflow);
-  const theirs =
-    flow === undefined ? undefined : componentOf<WorkflowOptions>(flow.workflow.cls)?.options.piiPolicies;
-  return theirs === undefined || theirs.length === 0 ? own : [...own, ...theirs];
 }
 
 function trace(
@@ -95,7 +85,7 @@ function tokenMap(
   args: { scope: ModelCallScope; texts: readonly string[]; sources: () => readonly SensitiveSource[] },
   caller: string,
 ): PiiTokenMap | undefined {
-  const policies = piiPoliciesOf(services, args.scope.workflow);
+  const policies = piiPoliciesOf(services.assembled, args.scope.workflow);
   if (policies.length === 0) return undefined;
   const fields = policies.some((p) => p.detector.kind === "fields");
   return tokenMapFor({

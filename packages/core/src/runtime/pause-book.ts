@@ -13,11 +13,14 @@ import { LogLevel } from "../logging/logger.js";
 import type { PauseEntry } from "../pauses/pause-entry.js";
 import { PauseAnswerer, type PauseCancellation, PauseKind, PauseResolution } from "../pauses/pause-status.js";
 import type { PendingPause } from "../pauses/pending-pause.js";
+import { maskFindings } from "../pii/pii-record-mask.js";
+import { sensitiveValuesOf } from "../pii/sensitive-values.js";
 import type { StepRecord } from "../records/execution-record.js";
 import type { Fence } from "../store/fence.js";
 import type { PauseRecord } from "../store/pause-record.js";
 import { toMilliseconds } from "../time/duration.js";
 import type { BranchPath } from "./agent-state.js";
+import { piiPoliciesOf } from "./pii-policies.js";
 import { DEFAULT_TOOL_TIMEOUT } from "./run-tool.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
@@ -96,6 +99,20 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
       : { ...decision, overrideArguments: maskedArgs(tool, decision.overrideArguments) };
   const answerDto = tool?.channel?.answer;
   const answer = closed || pause.answer?.answer === undefined ? undefined : pause.answer.answer;
+  // Beyond sensitive fields, the PII policies' findings are masked in what a person wrote (a reason, a memo).
+  const policies = piiPoliciesOf(assembled, step.workflow.name);
+  const found =
+    policies.length === 0 || tool === undefined
+      ? []
+      : sensitiveValuesOf([
+          { schema: tool.options.input.schema, value: (pause.ask as ChannelAskValue<unknown>).arguments },
+          ...(decision?.overrideArguments === undefined
+            ? []
+            : [{ schema: tool.options.input.schema, value: decision.overrideArguments }]),
+          ...(answer === undefined || answerDto === undefined
+            ? []
+            : [{ schema: answerDto.schema, value: answer }]),
+        ]);
   return {
     pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
     executionId: pause.executionId,
@@ -107,8 +124,12 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
     resolution: pause.resolution ?? PauseResolution.Cancelled,
     askedAt: new Date(pause.askedAt).toISOString(),
     resolvedAt: new Date(pause.resolvedAt ?? pause.askedAt).toISOString(),
-    decision: shown,
-    answer: answer === undefined || answerDto === undefined ? answer : maskWith(answerDto.schema, answer),
+    decision: maskFindings(shown, policies, found),
+    answer: maskFindings(
+      answer === undefined || answerDto === undefined ? answer : maskWith(answerDto.schema, answer),
+      policies,
+      found,
+    ),
   };
 }
 
