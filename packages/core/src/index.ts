@@ -175,13 +175,11 @@ export {
   type CreateAppOptions,
   createApp,
   type ExecuteOptions,
-  ExecutionEndedError,
   LEASE_TTL_MS,
-  type PauseInboxQuery,
-  type PauseSummary,
   SWEEP_INTERVAL_MS,
 } from "./runtime/app.js";
 export { StoreUnavailableError, UnknownWorkflowStartError } from "./runtime/app-errors.js";
+export { ExecutionEndedError } from "./runtime/execution-ended-error.js";
 export type {
   ExecutionErrorEvent,
   ExecutionEvents,
@@ -193,6 +191,7 @@ export type {
 export type { ExecutionOutput } from "./runtime/execution-output.js";
 export { ExecutionStatus } from "./runtime/execution-status.js";
 export { JoinDeadlineError } from "./runtime/launch-errors.js";
+export type { PauseInboxQuery, PauseSummary } from "./runtime/pause-inbox.js";
 export type {
   AnswerResumeRequest,
   DecisionResumeRequest,

@@ -1,11 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { assemble } from "../assembly/assemble.js";
-import type {
-  AssembledApplication,
-  AssembledFlow,
-  AssembledTool,
-} from "../assembly/assembled-application.js";
+import type { AssembledApplication, AssembledFlow } from "../assembly/assembled-application.js";
 import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
 import { rememberExecutionBudget } from "../budgets/budget-guard.js";
 import type { ApplicationOptions } from "../components/application.js";
@@ -15,9 +11,7 @@ import { ExecutionContext, type ExecutionFrame, type Tenant } from "../container
 import { CLOCK, LOGGER } from "../container/well-known-tokens.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
-import { AgbossError, hasCause } from "../errors/agboss-error.js";
-import { DtoValidationError } from "../errors/dto-validation-error.js";
-import { ErrorCode } from "../errors/error-codes.js";
+import { hasCause } from "../errors/agboss-error.js";
 import {
   AppClosedError,
   ExecutionCancelledError,
@@ -26,40 +20,31 @@ import {
 } from "../errors/runtime-errors.js";
 import { ConsoleLogger, type Logger, LogLevel } from "../logging/logger.js";
 import type { PauseEntry } from "../pauses/pause-entry.js";
-import {
-  NotPausedError,
-  PauseAnswererError,
-  ReplyInterpreterMissingError,
-  UnknownPauseError,
-} from "../pauses/pause-errors.js";
-import { PauseAnswerer, type PauseKind, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
-import type { ChildExecutionRecord, ExecutionRecord } from "../records/execution-record.js";
+import { ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause-errors.js";
+import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import type { ExecutionRecord } from "../records/execution-record.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
-import type { PauseAnswer, PauseQuery, PauseRecord } from "../store/pause-record.js";
+import type { PauseAnswer } from "../store/pause-record.js";
 import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
 import { UnknownWorkflowStartError } from "./app-errors.js";
 import { validatePauseAnswer } from "./approval.js";
+import { childRecords, withPauses } from "./child-records.js";
 import { type CompiledFlow, compileFlow, finishOutput } from "./compile-flow.js";
 import { defaultStoreFactory } from "./default-store.js";
+import { ExecutionEndedError } from "./execution-ended-error.js";
 import type { ExecutionEvents } from "./execution-events.js";
 import type { ExecutionOutput } from "./execution-output.js";
 import { ExecutionStatus } from "./execution-status.js";
-import type { ChildSummary, FlowStateValue } from "./flow-state.js";
+import type { FlowStateValue } from "./flow-state.js";
 import { interpretReply } from "./interpret-reply.js";
 import { launchDecided } from "./launch-nodes.js";
 import { ModelRegistry } from "./model-registry.js";
-import {
-  closePending,
-  kindOfPause,
-  maskedAsk,
-  type PauseStep,
-  pendingOf,
-  toolOfPause,
-  writeAudit,
-} from "./pause-book.js";
+import { closePending, type PauseStep, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
+import { listPauses, type PauseInboxQuery, type PauseSummary } from "./pause-inbox.js";
+import { checkAnswerKind, checkCredential, checkResumeRequest, notPaused } from "./resume-checks.js";
 import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
@@ -125,166 +110,6 @@ interface Tree {
   readonly startedAt: number;
   readonly input: unknown;
   readonly budget?: BudgetLimits | undefined;
-}
-
-/** Filters of `app.pauses.list`. */
-export interface PauseInboxQuery {
-  /** Default `default`. */
-  readonly tenantId?: string;
-  readonly status?: PauseStatus | readonly PauseStatus[];
-  /** The channel asked (a role's name or a concrete channel's). */
-  readonly role?: string;
-  readonly threadId?: string;
-  readonly limit?: number;
-}
-
-/** A pause as an inbox shows it. */
-export interface PauseSummary {
-  /** Undefined for a Channel pause: its id stays with its channel. */
-  readonly pauseId: string | undefined;
-  readonly status: PauseStatus;
-  readonly resolution: PauseResolution | undefined;
-  readonly channel: string;
-  readonly answeredBy: PauseAnswerer;
-  /** `approval` (answer with a decision) or `question` (answer with the role's answer DTO). */
-  readonly kind: PauseKind;
-  readonly agent: string;
-  readonly threadId: string;
-  readonly executionId: string;
-  /** The question, sensitive fields masked. */
-  readonly ask: unknown;
-  readonly askedAt: string;
-  readonly resolvedAt: string | undefined;
-  readonly responder: string | undefined;
-}
-
-function checkResumeRequest(request: unknown): {
-  pauseId: string;
-  decision?: unknown;
-  answer?: unknown;
-  reply?: string;
-} {
-  const issues: { path: string; message: string }[] = [];
-  const r = (typeof request === "object" && request !== null ? request : {}) as Record<string, unknown>;
-  if (typeof r.pauseId !== "string" || r.pauseId === "")
-    issues.push({ path: "pauseId", message: "a non-empty pauseId is required" });
-  const given = (["decision", "answer", "reply"] as const).filter((key) => r[key] !== undefined);
-  if (given.length > 1)
-    issues.push({
-      path: "",
-      message: `give exactly one of decision, answer or reply, not ${given.join(" and ")}`,
-    });
-  if (given.length === 0) issues.push({ path: "", message: "give a decision, an answer or a reply" });
-  if (r.reply !== undefined && (typeof r.reply !== "string" || r.reply.trim() === ""))
-    issues.push({ path: "reply", message: "a reply must be a non-empty text" });
-  if (issues.length > 0) throw new DtoValidationError("ResumeRequest", issues);
-  return r as { pauseId: string; decision?: unknown; answer?: unknown; reply?: string };
-}
-
-/** A decision for a question role's pause, or an answer for an approval role's: what to send instead. */
-function checkAnswerKind(
-  pause: PauseRecord,
-  tool: AssembledTool,
-  shape: { decision?: unknown; answer?: unknown },
-): void {
-  const answerDto = tool.channel?.answer;
-  if (answerDto !== undefined && shape.decision !== undefined) {
-    throw new DtoValidationError("ResumeRequest", [
-      {
-        path: "decision",
-        message: `pause ${pause.pauseId} asks a question of ${pause.channel}: answer it with { answer } (a ${answerDto.name}), not a decision`,
-      },
-    ]);
-  }
-  if (answerDto === undefined && shape.answer !== undefined) {
-    throw new DtoValidationError("ResumeRequest", [
-      {
-        path: "answer",
-        message: `pause ${pause.pauseId} asks ${pause.channel} to approve a call: answer it with { decision: { approved, reason?, overrideArguments? } }, not an answer`,
-      },
-    ]);
-  }
-}
-
-function checkCredential(pause: PauseRecord, options: { ownerId?: string; answeredBy?: string }): string {
-  if (pause.answeredBy === PauseAnswerer.ThreadOwner) {
-    if (options.answeredBy !== undefined || options.ownerId === undefined) {
-      throw new PauseAnswererError(
-        pause.pauseId,
-        "it is answered by the thread's owner: pass { ownerId }, not answeredBy.",
-      );
-    }
-    if (options.ownerId !== pause.ownerId) throw new ThreadOwnerError(pause.threadId);
-    return options.ownerId;
-  }
-  if (
-    options.ownerId !== undefined ||
-    typeof options.answeredBy !== "string" ||
-    options.answeredBy.trim() === ""
-  ) {
-    throw new PauseAnswererError(
-      pause.pauseId,
-      "it is answered through its channel: pass a non-empty { answeredBy }, not ownerId.",
-    );
-  }
-  return options.answeredBy;
-}
-
-/** The records of finished child executions, each with the pauses its own steps asked. */
-function childRecords(
-  summaries: readonly ChildSummary[],
-  pauses: readonly PauseEntry[],
-): ChildExecutionRecord[] {
-  return summaries.map((child) => ({
-    executionId: child.executionId,
-    parentExecutionId: child.parentExecutionId,
-    workflow: child.workflow,
-    start: child.start,
-    status: ExecutionStatus.Completed,
-    itemIndex: child.itemIndex,
-    output: child.output,
-    steps: child.steps,
-    pauses: pauses.filter((p) => p.executionId === child.executionId),
-    children: childRecords(child.children, pauses),
-  }));
-}
-
-/** Stored child records with their pauses read again from the audit trail. */
-function withPauses(
-  children: readonly ChildExecutionRecord[],
-  pauses: readonly PauseEntry[],
-): ChildExecutionRecord[] {
-  return children.map((child) => ({
-    ...child,
-    pauses: pauses.filter((p) => p.executionId === child.executionId),
-    children: withPauses(child.children, pauses),
-  }));
-}
-
-/** The tree another pass moved ended in failure or was cancelled; the decision was recorded but no step took it. */
-export class ExecutionEndedError extends AgbossError {
-  static override readonly kind: string = "ExecutionEndedError";
-  readonly executionId: string;
-  readonly status: ExecutionStatus;
-  constructor(executionId: string, status: ExecutionStatus, error: ExecutionRecord["error"]) {
-    super(
-      status === ExecutionStatus.Cancelled ? ErrorCode.ExecutionCancelled : "execution.failed",
-      `Execution ${executionId} ${status === ExecutionStatus.Cancelled ? "was cancelled" : "failed"} in another call while this answer waited for it` +
-        `${error === undefined ? "" : `: ${error.message}`}. The answer was recorded; nothing more will run.`,
-    );
-    this.executionId = executionId;
-    this.status = status;
-  }
-}
-
-function notPaused(pause: PauseRecord): NotPausedError {
-  return new NotPausedError({
-    pauseId: pause.pauseId,
-    status: pause.status,
-    resolution: pause.resolution,
-    responder: pause.answer?.responder,
-    resolvedAt: pause.resolvedAt,
-  });
 }
 
 /** @internal The internals of an app, for the testing kit. */
@@ -491,30 +316,7 @@ export class App {
   readonly pauses = {
     list: async (query: PauseInboxQuery): Promise<PauseSummary[]> => {
       const { store, assembled } = this.#internals;
-      const records = await store.pauses.list({
-        tenantId: query.tenantId ?? "default",
-        ...(query.status === undefined
-          ? {}
-          : { statuses: Array.isArray(query.status) ? query.status : [query.status as PauseStatus] }),
-        ...(query.role === undefined ? {} : { channel: query.role }),
-        ...(query.threadId === undefined ? {} : { threadId: query.threadId }),
-        ...(query.limit === undefined ? {} : { limit: query.limit }),
-      } satisfies PauseQuery);
-      return records.map((p) => ({
-        pauseId: p.answeredBy === PauseAnswerer.ThreadOwner ? p.pauseId : undefined,
-        status: p.status,
-        resolution: p.resolution,
-        channel: p.channel,
-        answeredBy: p.answeredBy,
-        kind: kindOfPause(assembled, p),
-        agent: p.agent,
-        threadId: p.threadId,
-        executionId: p.executionId,
-        ask: maskedAsk(assembled, p),
-        askedAt: new Date(p.askedAt).toISOString(),
-        resolvedAt: p.resolvedAt === undefined ? undefined : new Date(p.resolvedAt).toISOString(),
-        responder: p.answer?.responder,
-      }));
+      return listPauses(store, assembled, query);
     },
   };
 

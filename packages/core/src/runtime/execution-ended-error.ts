@@ -1,0 +1,20 @@
+import { AgbossError } from "../errors/agboss-error.js";
+import { ErrorCode } from "../errors/error-codes.js";
+import type { ExecutionRecord } from "../records/execution-record.js";
+import { ExecutionStatus } from "./execution-status.js";
+
+/** The tree another pass moved ended in failure or was cancelled; the decision was recorded but no step took it. */
+export class ExecutionEndedError extends AgbossError {
+  static override readonly kind: string = "ExecutionEndedError";
+  readonly executionId: string;
+  readonly status: ExecutionStatus;
+  constructor(executionId: string, status: ExecutionStatus, error: ExecutionRecord["error"]) {
+    super(
+      status === ExecutionStatus.Cancelled ? ErrorCode.ExecutionCancelled : "execution.failed",
+      `Execution ${executionId} ${status === ExecutionStatus.Cancelled ? "was cancelled" : "failed"} in another call while this answer waited for it` +
+        `${error === undefined ? "" : `: ${error.message}`}. The answer was recorded; nothing more will run.`,
+    );
+    this.executionId = executionId;
+    this.status = status;
+  }
+}
