@@ -1,6 +1,7 @@
 export { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
 export { KyselyStore, type KyselyStoreConfig } from "./kysely-store.js";
 export {
+  type MigrateStoreOptions,
   migrateStore,
   STORE_MIGRATION_LOCK_TABLE,
   STORE_MIGRATION_TABLE,

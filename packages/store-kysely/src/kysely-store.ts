@@ -20,6 +20,11 @@ export interface KyselyStoreConfig {
   readonly capabilities: StoreDialectCapabilities;
   /** The store's name for logs, e.g. `sqlite:/var/lib/app/agboss.sqlite`. */
   readonly name: string;
+  /**
+   * The schema that holds the store's tables, on a dialect that has schemas (Postgres): every query the
+   * store runs names it, and the migrator keeps its own tables there. Leave it out on SQLite.
+   */
+  readonly schema?: string | undefined;
   /** Runs once on `close()`, e.g. to destroy the kysely instance the adapter opened. */
   readonly onClose?: (() => Promise<void>) | undefined;
   /** Serialises write transactions in this process; see {@link WriteGate}. */
@@ -43,13 +48,15 @@ export class KyselyStore implements Store {
   readonly checkpointer: KyselyCheckpointSaver;
   readonly budgets: KyselyBudgetLedgerRepository;
   readonly #database: StoreDatabase;
+  readonly #schema: string | undefined;
   readonly #onClose: (() => Promise<void>) | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(config: KyselyStoreConfig) {
     this.name = config.name;
+    this.#schema = config.schema;
     const database = {
-      db: config.db,
+      db: config.schema === undefined ? config.db : config.db.withSchema(config.schema),
       capabilities: Object.freeze({ ...config.capabilities }),
       writeGate: config.writeGate,
     };
@@ -63,14 +70,16 @@ export class KyselyStore implements Store {
     this.budgets = new KyselyBudgetLedgerRepository(this.#database);
   }
 
-  /** The kysely instance the store runs on. */
+  /** The kysely instance the store runs on, naming the store's schema in every query when it has one. */
   get db(): Kysely<AgbossDatabase> {
     return this.#database.db;
   }
 
   /** Brings the schema to the latest version; safe to call on every start. */
   async migrate(): Promise<void> {
-    await migrateStore(this.#database.db as unknown as Kysely<unknown>, this.#database.capabilities);
+    await migrateStore(this.#database.db as unknown as Kysely<unknown>, this.#database.capabilities, {
+      schema: this.#schema,
+    });
   }
 
   /** Runs `onClose` once; later calls wait for the first. */

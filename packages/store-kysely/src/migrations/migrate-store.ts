@@ -8,17 +8,29 @@ export const STORE_MIGRATION_TABLE = "agboss_migration";
 /** The table kysely locks while migrating. */
 export const STORE_MIGRATION_LOCK_TABLE = "agboss_migration_lock";
 
+/** Where {@link migrateStore} keeps the migrator's own tables. */
+export interface MigrateStoreOptions {
+  /**
+   * The database schema (Postgres) that holds the store and the migration tables; created when missing.
+   * Without it the migrator would take a migration table in any other schema for its own.
+   */
+  readonly schema?: string | undefined;
+}
+
 /** Brings the store's schema to the latest version; throws the first migration error. */
 export async function migrateStore(
   db: Kysely<unknown>,
   capabilities: StoreDialectCapabilities,
+  options: MigrateStoreOptions = {},
 ): Promise<void> {
+  const schema = options.schema;
   const run = async (target: Kysely<unknown>) => {
     const migrator = new Migrator({
-      db: target,
+      db: schema === undefined ? target : target.withSchema(schema),
       provider: new StoreMigrationProvider(capabilities),
       migrationTableName: STORE_MIGRATION_TABLE,
       migrationLockTableName: STORE_MIGRATION_LOCK_TABLE,
+      ...(schema === undefined ? {} : { migrationTableSchema: schema }),
     });
     const { error } = await migrator.migrateToLatest();
     if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));

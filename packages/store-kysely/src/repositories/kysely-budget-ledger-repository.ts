@@ -97,7 +97,9 @@ export class KyselyBudgetLedgerRepository implements BudgetLedgerRepository {
       expires_at: expiresAt ?? null,
     }));
     // One statement per counter, not one multi-row insert: Postgres refuses an upsert that meets the
-    // same key twice, and a caller may charge one counter under two budgets' names.
+    // same key twice, and a caller may charge one counter under two budgets' names. In key order, so
+    // two charges that share counters lock their rows in the same order and cannot deadlock.
+    rows.sort(compareCounters);
     await inWriteTransaction(this.#store, async (trx) => {
       for (const row of rows) await this.#charge.execute(trx, row);
     });
@@ -133,6 +135,12 @@ function selectKeys(db: Kysely<AgbossDatabase>, count: number, slot: (name: stri
         ),
       ),
     );
+}
+
+function compareCounters(a: ChargeArgs, b: ChargeArgs): number {
+  if (a.tenant_id !== b.tenant_id) return a.tenant_id < b.tenant_id ? -1 : 1;
+  if (a.budget !== b.budget) return a.budget < b.budget ? -1 : 1;
+  return a.window_start - b.window_start;
 }
 
 function rowKey(tenantId: string, budget: string, windowStart: number | string | bigint): string {

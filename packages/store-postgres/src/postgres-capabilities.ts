@@ -1,0 +1,16 @@
+import type { StoreDialectCapabilities } from "@agboss/store-kysely";
+
+/** PostgreSQL as the kysely store sees it. */
+export const POSTGRES_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
+  // Named rather than left to the server's default: under `serializable` a lock wait would surface as a
+  // serialization failure, while the store's writes are already made safe by row locks and conditional updates.
+  beginWriteTransaction: "begin isolation level read committed",
+  // The fence check locks the lease row, so a takeover cannot commit between the check and the write.
+  lockRowsForUpdate: true,
+  supportsReturning: true,
+  blobType: "bytea",
+  // kysely's Postgres adapter takes an advisory lock around the migrations.
+  lockDatabaseForMigrations: false,
+  // A pool runs transactions side by side; nothing is gained by queueing them behind one another.
+  groupCommit: false,
+});

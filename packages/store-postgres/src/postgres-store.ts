@@ -1,0 +1,97 @@
+import { StoreUnavailableError } from "@agboss/core";
+import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import { connectionTarget } from "./connection-target.js";
+import { openOwnedPool } from "./owned-pool.js";
+import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
+import type { PostgresStoreOptions } from "./postgres-store-options.js";
+
+/** The environment variable that names the server when neither `connectionString` nor `pool` is given. */
+export const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
+
+/** Postgres folds longer identifiers silently, and the migrator would then not find its own schema. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/**
+ * Every store contract and the LangGraph checkpointer on PostgreSQL, for several instances of one
+ * application over one database. Writes that race (two answers to one pause, two instances taking one
+ * lease) are decided by conditional updates and row locks, and every fenced write locks its lease row
+ * first, so a holder that lost its lease to another instance fails and writes nothing.
+ *
+ * @example
+ * const store = await PostgresStore.open({ connectionString: "postgres://app@db:5432/refunds", schema: "agboss" });
+ * const app = await createApp(App, { store: () => store });
+ */
+export class PostgresStore extends KyselyStore {
+  /** The schema that holds the store's tables. */
+  readonly schema: string;
+
+  private constructor(config: ConstructorParameters<typeof KyselyStore>[0] & { schema: string }) {
+    super(config);
+    this.schema = config.schema;
+  }
+
+  /** Connects, creates the schema if need be, and migrates it. */
+  static async open(options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const schema = checkedSchema(options.schema ?? "public");
+    const connectionString =
+      options.pool === undefined ? (options.connectionString ?? process.env[POSTGRES_URL_ENV]) : undefined;
+    if (options.pool === undefined && (connectionString === undefined || connectionString === "")) {
+      throw new StoreUnavailableError(
+        `PostgresStore has no server to connect to. Set ${POSTGRES_URL_ENV} (e.g. ` +
+          "postgres://user:password@localhost:5432/app), or pass connectionString or pool to " +
+          "PostgresStore.open() or postgresStore().",
+      );
+    }
+    const owned = options.pool === undefined;
+    const pool =
+      options.pool ??
+      openOwnedPool({
+        connectionString: connectionString as string,
+        appName: options.appName,
+        maxConnections: options.maxConnections,
+        connectTimeoutMs: options.connectTimeoutMs,
+        logger: options.logger,
+        clock: options.clock,
+      });
+    const target = connectionTarget(connectionString, options.pool);
+    const db = new Kysely<AgbossDatabase>({ dialect: new PostgresDialect({ pool }) });
+    const store = new PostgresStore({
+      db,
+      capabilities: POSTGRES_CAPABILITIES,
+      name: `postgres:${target}#${schema}`,
+      schema,
+      // A borrowed pool stays open for its owner; destroying kysely would end it.
+      onClose: owned ? () => db.destroy() : undefined,
+    });
+    try {
+      await sql`select 1`.execute(db).catch((error: unknown) => {
+        throw new StoreUnavailableError(
+          `Could not connect to PostgreSQL at ${target}: ${messageOf(error)}. Check that the server is ` +
+            `running and that ${owned ? `the connection string (or ${POSTGRES_URL_ENV})` : "the pool"} names it.`,
+          { cause: error },
+        );
+      });
+      await store.migrate();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+}
+
+function checkedSchema(schema: string): string {
+  if (schema === "" || Buffer.byteLength(schema, "utf8") > MAX_IDENTIFIER_BYTES) {
+    throw new StoreUnavailableError(
+      `The schema name "${schema}" cannot be used: give a name of 1 to ${MAX_IDENTIFIER_BYTES} bytes.`,
+    );
+  }
+  return schema;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0]);
+  if (error instanceof Error) return error.message || (error as { code?: string }).code || error.name;
+  return String(error);
+}

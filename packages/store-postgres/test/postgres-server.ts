@@ -1,0 +1,45 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+// Spelled out, not imported from the store: the global setup loads this file outside vite's resolution.
+const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
+
+/** The server the tests run on: `AGBOSS_POSTGRES_URL`, else the local `test` database. */
+export const TEST_URL = process.env[POSTGRES_URL_ENV] || "postgres://postgres@127.0.0.1:5432/test";
+
+/** What to do when the server cannot be reached, for every failure message of these tests. */
+export const START_HINT =
+  "These tests need a running PostgreSQL server. Start the local one with " +
+  "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, " +
+  `or point ${POSTGRES_URL_ENV} at a server where the tests may create and drop schemas.`;
+
+/** The prefix of every schema this run creates; the global teardown drops whatever a test left. */
+export const SCHEMA_PREFIX = `agboss_t_${process.env.AGBOSS_TEST_RUN ?? "local"}_`;
+
+/** Runs `work` on one short-lived connection; fails with {@link START_HINT} when there is no server. */
+export async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_URL, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw new Error(`Cannot reach PostgreSQL at ${TEST_URL}. ${START_HINT}`, { cause: error });
+  }
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A schema name no other test uses; the store creates it on open. */
+export function uniqueSchema(): string {
+  return `${SCHEMA_PREFIX}${randomBytes(6).toString("hex")}`;
+}
+
+/** Drops `schema` and everything in it. */
+export function dropSchema(schema: string): Promise<void> {
+  return withClient(async (client) => {
+    await client.query(`drop schema if exists ${pg.escapeIdentifier(schema)} cascade`);
+  });
+}
