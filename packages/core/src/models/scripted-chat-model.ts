@@ -56,17 +56,25 @@ export class ScriptExhaustedError extends Error {
 export class ScriptedChatModel implements ChatModel {
   readonly #turns: ScriptedTurn[];
   readonly #loop: boolean;
+  readonly #keep: number;
   #used = 0;
-  /** Every request the model was asked, in order. */
+  /**
+   * The requests the model was asked, in order: every one for a finite script; the latest `keep`
+   * (default 100) for a looping one, which may serve a long-running demo.
+   */
   readonly requests: ChatRequest[] = [];
 
-  constructor(turns: readonly ScriptedTurn[], options: { loop?: boolean } = {}) {
+  constructor(turns: readonly ScriptedTurn[], options: { loop?: boolean; keep?: number } = {}) {
     this.#turns = [...turns];
     this.#loop = options.loop ?? false;
+    const keep = options.keep ?? (this.#loop ? 100 : Number.POSITIVE_INFINITY);
+    if (!(keep >= 0)) throw new RangeError(`ScriptedChatModel: keep must be 0 or more (got ${keep}).`);
+    this.#keep = keep;
   }
 
   async invoke(request: ChatRequest): Promise<ChatResponse> {
     this.requests.push(request);
+    if (this.requests.length > this.#keep) this.requests.splice(0, this.requests.length - this.#keep);
     const index = this.#loop && this.#turns.length > 0 ? this.#used % this.#turns.length : this.#used;
     const turn = this.#turns[index];
     if (turn === undefined) throw new ScriptExhaustedError(request.caller, this.#used);
