@@ -8,23 +8,25 @@ import {
   WorkflowStart,
   WorkflowStartTextDto,
 } from "@agboss/core";
+import { DamageRefundTool, OutboxDamageAssessmentChannel } from "./damage-assessment.js";
 import { GoodwillCreditTool, OutboxGoodwillApprovalChannel } from "./goodwill-approval.js";
 import { AGENT_MODEL } from "./model-ids.js";
 import { Outbox } from "./outbox.js";
 import { OutboxRefundApprovalChannel, RefundCardTool } from "./refund-approval.js";
 
-/** Handles one customer request about one order: money back, or a store credit. */
+/** Handles one customer request about one order: money back, a store credit, or a damage claim. */
 @Agent({
   name: "refund-desk-agent",
   description: "Settles customer complaints about an order",
   prompt: [
     "You work at a shop's refund desk. The message names an order, an amount in cents and what the customer wrote.",
     "If the customer asks for a store credit, voucher or goodwill gesture, call goodwill-credit-tool with the order id and the amount.",
+    "If the customer reports that the item arrived damaged, call damage-refund-tool with the order id and the amount; a warehouse lead decides how much of it to refund.",
     "Otherwise call refund-card-tool with the order id and the amount.",
     "Call exactly one tool, once. Then tell the customer in one or two sentences what happened; if the call was rejected, say why.",
   ].join(" "),
   model: AGENT_MODEL,
-  tools: [RefundCardTool, GoodwillCreditTool],
+  tools: [RefundCardTool, GoodwillCreditTool, DamageRefundTool],
 })
 export class RefundDeskAgent {}
 
@@ -63,7 +65,12 @@ export class RefundDeskWorkflow {}
 @Application({
   name: "refund-desk-application",
   workflows: [RefundDeskWorkflow],
-  providers: [Outbox, OutboxRefundApprovalChannel, OutboxGoodwillApprovalChannel],
+  providers: [
+    Outbox,
+    OutboxRefundApprovalChannel,
+    OutboxGoodwillApprovalChannel,
+    OutboxDamageAssessmentChannel,
+  ],
 })
 export class RefundDeskApplication {}
 

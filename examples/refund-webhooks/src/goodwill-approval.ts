@@ -8,6 +8,7 @@ import {
   DecidedBy,
   ExecutionContext,
   PauseAnswerer,
+  PauseKind,
   parseDto,
   ReplyInterpreter,
   Tool,
@@ -66,6 +67,7 @@ export class OutboxGoodwillApprovalChannel extends GoodwillApprovalChannel {
     this.outbox.post({
       pauseId: ask.pauseId,
       channel: "goodwill-approval-channel",
+      kind: PauseKind.Approval,
       tenantId: this.context.tenant.tenantId,
       threadId: this.context.threadId,
       question: `Grant a store credit of ${(amountCents / 100).toFixed(2)} for order ${orderId} (asked by ${this.context.ownerId})?`,

@@ -4,6 +4,7 @@ import {
   ExecutionStatus,
   NotPausedError,
   PauseAnswererError,
+  PauseKind,
   parseDto,
   type ResumeRequest,
   ThreadBusyError,
@@ -12,7 +13,7 @@ import {
   UnknownPauseError,
 } from "@agboss/core";
 import { RefundDeskWorkflowStart, requestText } from "./desk.js";
-import { ApprovalWebhookDto, CancelWebhookDto, RefundRequestWebhookDto } from "./dtos.js";
+import { AnswerWebhookDto, ApprovalWebhookDto, CancelWebhookDto, RefundRequestWebhookDto } from "./dtos.js";
 import { Outbox } from "./outbox.js";
 
 /** What a handler answers; the server writes it as JSON. */
@@ -44,7 +45,12 @@ export async function handleRefundRequest(app: App, body: unknown): Promise<Http
       },
     );
     if (result.status === ExecutionStatus.Paused) {
-      return { status: 202, body: { state: "awaiting_approval", threadId: result.threadId } };
+      // `kind` says what the waiting call needs: a decision (approval) or an answer (question).
+      const asks = result.pending.some((p) => p.kind === PauseKind.Question);
+      return {
+        status: 202,
+        body: { state: asks ? "awaiting_answer" : "awaiting_approval", threadId: result.threadId },
+      };
     }
     return { status: 200, body: { state: result.status, threadId: result.threadId, output: result.output } };
   } catch (error) {
@@ -78,22 +84,26 @@ function resumeRequestOf(body: ApprovalWebhookDto): ResumeRequest {
   };
 }
 
-/** POST /webhooks/approval: a manager pressed a button or wrote a reply. */
-export async function handleApproval(app: App, body: unknown): Promise<HttpReply> {
+/**
+ * Answers one pause with `app.resume` and maps the outcome to HTTP, for both answering webhooks. A
+ * decision sent to a question, or an answer sent to an approval, is a DtoValidationError from core
+ * whose issue says what to send instead: 400, and the pause keeps waiting.
+ */
+async function answerPause(
+  app: App,
+  request: ResumeRequest,
+  who: { readonly tenantId: string; readonly answeredBy: string },
+): Promise<HttpReply> {
   try {
-    const approval = parseDto(ApprovalWebhookDto, body, "the approval");
-    const result = await app.resume(resumeRequestOf(approval), {
-      tenantId: approval.tenantId,
-      answeredBy: approval.managerId,
-    });
-    app.get(Outbox).settle(approval.pauseId, "answered", `answered by ${approval.managerId}`);
+    const result = await app.resume(request, who);
+    app.get(Outbox).settle(request.pauseId, "answered", `answered by ${who.answeredBy}`);
     return {
       status: 200,
       body: { status: result.status, threadId: result.threadId, output: result.output },
     };
   } catch (error) {
     if (error instanceof UninterpretableReplyError) {
-      // The pause still waits: ask the manager again, with the interpreter's reason.
+      // The pause still waits: ask again, with the interpreter's reason.
       return { status: 422, body: { error: error.code, clarify: error.reason } };
     }
     if (error instanceof NotPausedError) {
@@ -115,6 +125,50 @@ export async function handleApproval(app: App, body: unknown): Promise<HttpReply
     }
     throw error;
   }
+}
+
+/** POST /webhooks/approval: a manager pressed a button or wrote a reply. */
+export async function handleApproval(app: App, body: unknown): Promise<HttpReply> {
+  let request: ResumeRequest;
+  let approval: ApprovalWebhookDto;
+  try {
+    approval = parseDto(ApprovalWebhookDto, body, "the approval");
+    request = resumeRequestOf(approval);
+  } catch (error) {
+    if (error instanceof DtoValidationError) return invalid(error);
+    throw error;
+  }
+  return answerPause(app, request, { tenantId: approval.tenantId, answeredBy: approval.managerId });
+}
+
+/** The answer or the reply the answer body carries; exactly one of them. */
+function questionRequestOf(body: AnswerWebhookDto): ResumeRequest {
+  const hasReply = body.reply !== undefined;
+  if (hasReply === (body.answer !== undefined)) {
+    throw new DtoValidationError("AnswerWebhookDto", [
+      {
+        path: hasReply ? "reply" : "answer",
+        message: "Send either `answer` (the form) or `reply` (words), not both.",
+      },
+    ]);
+  }
+  if (body.reply !== undefined) return { pauseId: body.pauseId, reply: body.reply };
+  // The answer is checked against the question role's answer DTO by app.resume, not here.
+  return { pauseId: body.pauseId, answer: body.answer ?? {} };
+}
+
+/** POST /webhooks/answer: a warehouse lead answered a question, with the form or in words. */
+export async function handleAnswer(app: App, body: unknown): Promise<HttpReply> {
+  let request: ResumeRequest;
+  let answer: AnswerWebhookDto;
+  try {
+    answer = parseDto(AnswerWebhookDto, body, "the answer");
+    request = questionRequestOf(answer);
+  } catch (error) {
+    if (error instanceof DtoValidationError) return invalid(error);
+    throw error;
+  }
+  return answerPause(app, request, { tenantId: answer.tenantId, answeredBy: answer.staffId });
 }
 
 /** POST /webhooks/cancel: the customer withdrew the request; open questions are taken back. */

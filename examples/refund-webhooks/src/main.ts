@@ -18,6 +18,7 @@ console.log(
 );
 console.log(`  POST ${server.url}/webhooks/refund-request`);
 console.log(`  POST ${server.url}/webhooks/approval`);
+console.log(`  POST ${server.url}/webhooks/answer`);
 console.log(`  POST ${server.url}/webhooks/cancel`);
 console.log(`  GET  ${server.url}/outbox`);
 

@@ -10,6 +10,7 @@ import {
   ToolCallApprovalDecisionDto,
 } from "@agboss/core";
 import { type OpenAiCompatibleProviderClass, openAiCompatibleProvider } from "@agboss/provider-openai";
+import { DamageRefundTool } from "./damage-assessment.js";
 import { GoodwillCreditTool } from "./goodwill-approval.js";
 import { AGENT_MODEL, REPLY_MODEL } from "./model-ids.js";
 import { RefundCardTool } from "./refund-approval.js";
@@ -27,7 +28,7 @@ function outcomeOf(request: ChatRequest): string | undefined {
 /**
  * The desk agent's scripted moves, read from the conversation so that any process can play them: the
  * first turn calls one tool with the order and amount from the request (a credit when the customer
- * asks for one), the second reports what came of it.
+ * asks for one, a damage claim when the item arrived damaged), the second reports what came of it.
  */
 export const deskAgentTurn: ScriptedTurn = (request) => {
   const outcome = outcomeOf(request);
@@ -36,7 +37,9 @@ export const deskAgentTurn: ScriptedTurn = (request) => {
   const orderId = /^Order: (.+)$/m.exec(text)?.[1]?.trim() ?? "unknown";
   const amountCents = Number(/^Amount: (\d+) cents$/m.exec(text)?.[1] ?? "0");
   const wantsCredit = /goodwill|store credit|voucher|credit note/i.test(text);
-  return callTool(wantsCredit ? GoodwillCreditTool : RefundCardTool, { orderId, amountCents });
+  const damaged = /\bdamaged?\b/i.test(text);
+  const tool = wantsCredit ? GoodwillCreditTool : damaged ? DamageRefundTool : RefundCardTool;
+  return callTool(tool, { orderId, amountCents });
 };
 
 const REFUSING = /\b(no|not|don't|do not|refuse|reject|decline|never)\b/i;

@@ -1,13 +1,18 @@
-import { Injectable } from "@agboss/core";
+import { Injectable, type PauseKind } from "@agboss/core";
 
 /** Where a question stands in the outbox. */
 export type OutboxState = "open" | "answered" | "withdrawn";
 
-/** One question posted to the finance managers. */
+/** One question posted to the desk's staff (finance managers, warehouse leads). */
 export interface OutboxMessage {
   readonly pauseId: string;
   /** The role that asked, e.g. `refund-approval-channel`. */
   readonly channel: string;
+  /**
+   * `approval` (answer with a button or words at POST /webhooks/approval) or `question` (answer with
+   * the role's answer or words at POST /webhooks/answer).
+   */
+  readonly kind: PauseKind;
   readonly tenantId: string;
   readonly threadId: string;
   /** The text a manager would read. */

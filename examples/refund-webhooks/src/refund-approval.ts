@@ -10,6 +10,7 @@ import {
   type InputOf,
   type OutputOf,
   PauseAnswerer,
+  PauseKind,
   PauseResolution,
   parseDto,
   ReplyInterpretation,
@@ -87,6 +88,7 @@ export class OutboxRefundApprovalChannel extends RefundApprovalChannel {
     this.outbox.post({
       pauseId: ask.pauseId,
       channel: "refund-approval-channel",
+      kind: PauseKind.Approval,
       tenantId: this.context.tenant.tenantId,
       threadId: this.context.threadId,
       question: `Refund ${(amountCents / 100).toFixed(2)} to the card of order ${orderId} (asked by ${this.context.ownerId})?`,

@@ -7,6 +7,7 @@ import { sqliteStore } from "@agboss/store-sqlite";
 import { RefundDeskApplication } from "./desk.js";
 import {
   type HttpReply,
+  handleAnswer,
   handleApproval,
   handleCancel,
   handleOutbox,
@@ -60,6 +61,7 @@ type Route = (app: App, req: IncomingMessage) => Promise<HttpReply> | HttpReply;
 const routes: Record<string, Route> = {
   "POST /webhooks/refund-request": async (app, req) => handleRefundRequest(app, await readJson(req)),
   "POST /webhooks/approval": async (app, req) => handleApproval(app, await readJson(req)),
+  "POST /webhooks/answer": async (app, req) => handleAnswer(app, await readJson(req)),
   "POST /webhooks/cancel": async (app, req) => handleCancel(app, await readJson(req)),
   "GET /outbox": (app) => handleOutbox(app),
 };

@@ -29,9 +29,11 @@ export async function get<T = Record<string, unknown>>(base: string, path: strin
 export interface OutboxView {
   pauseId: string;
   channel: string;
+  kind: "approval" | "question";
   threadId: string;
   question: string;
   arguments: Record<string, unknown>;
+  howToAnswer: string;
   state: string;
   note?: string;
 }

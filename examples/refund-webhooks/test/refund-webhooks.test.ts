@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PauseKind, PauseResolution, PauseStatus } from "@agboss/core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { modelProvidersFor } from "../src/models.js";
 import { type RefundServer, startRefundServer } from "../src/server.js";
@@ -208,6 +209,242 @@ describe("the refund desk over HTTP", () => {
       .resume({ pauseId, decision: { approved: true } }, { tenantId: "acme", ownerId: "dana" })
       .catch((error: unknown) => error);
     expect(forbidden).toMatchObject({ code: "pause.wrong-answerer" });
+  });
+});
+
+const lead = { tenantId: "acme", staffId: "lead-4" };
+
+function damageClaim(orderId: string, amountCents = 2500) {
+  return refundRequest(orderId, "The vase arrived damaged.", amountCents);
+}
+
+describe("a damaged item: a question a warehouse lead answers with an amount", () => {
+  test("the claim pauses as a question, is posted to the outbox, and a structured answer settles it", async () => {
+    const started = await post(base, "/webhooks/refund-request", damageClaim("ord_6001"));
+    expect(started).toEqual({
+      status: 202,
+      body: { state: "awaiting_answer", threadId: "order:ord_6001" },
+    });
+
+    const question = await questionFor(base, "order:ord_6001");
+    expect(question).toMatchObject({
+      channel: "damage-assessment-channel",
+      kind: "question",
+      question:
+        "Order ord_6001 arrived damaged (paid 25.00, reported by dana). How much goes back to the card?",
+      arguments: { orderId: "ord_6001", amountCents: 2500 },
+      state: "open",
+    });
+    expect(question.howToAnswer).toContain('"full", "half", "none"');
+    const [pending] = await server.app.pauses.list({ tenantId: "acme", threadId: "order:ord_6001" });
+    expect(pending).toMatchObject({
+      pauseId: undefined, // a channel's pause: only the outbox message carries the id
+      kind: PauseKind.Question,
+      status: PauseStatus.Pending,
+      channel: "damage-assessment-channel",
+    });
+
+    const answered = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId: question.pauseId,
+      answer: { refundCents: 1800, restock: true, note: "only the lid is chipped" },
+    });
+    expect(answered).toEqual({
+      status: 200,
+      body: {
+        status: "completed",
+        threadId: "order:ord_6001",
+        output: {
+          text: "Done: refunded 18.00 of 25.00 (rf_acme_ord_6001); item back in stock; only the lid is chipped.",
+        },
+      },
+    });
+    expect(await questionFor(base, "order:ord_6001")).toMatchObject({
+      state: "answered",
+      note: "answered by lead-4",
+    });
+
+    // The audit trail holds the answer, and no decision.
+    const record = await server.app.record(pending?.executionId as string, { tenantId: "acme" });
+    expect(record?.pauses).toHaveLength(1);
+    expect(record?.pauses[0]).toMatchObject({
+      role: "damage-assessment-channel",
+      kind: PauseKind.Question,
+      responder: "lead-4",
+      resolution: PauseResolution.Replied,
+      answer: { refundCents: 1800, restock: true, note: "only the lid is chipped" },
+    });
+    expect(record?.pauses[0]?.decision).toBeUndefined();
+
+    const again = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId: question.pauseId,
+      answer: { refundCents: 0 },
+    });
+    expect(again.body).toMatchObject({ status: "already_resolved", resolution: "replied", by: "lead-4" });
+  });
+
+  test("a reply in words is read by the code interpreter; one it cannot read is 422 and the question stays open", async () => {
+    await post(base, "/webhooks/refund-request", damageClaim("ord_6002"));
+    const { pauseId } = await questionFor(base, "order:ord_6002");
+
+    const vague = await post(base, "/webhooks/answer", { ...lead, pauseId, reply: "looks bad" });
+    expect(vague.status).toBe(422);
+    expect(vague.body.error).toBe("pause.uninterpretable-reply");
+    expect(vague.body.clarify).toContain('I could not read "looks bad" as an amount.');
+    const tooMuch = await post(base, "/webhooks/answer", { ...lead, pauseId, reply: "40.00" });
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.body.clarify).toContain("40.00 is more than the 25.00 paid for order ord_6002.");
+    expect((await questionFor(base, "order:ord_6002")).state).toBe("open");
+    const waiting = await server.app.pauses.list({ tenantId: "acme", threadId: "order:ord_6002" });
+    expect(waiting.map((p) => p.status)).toEqual([PauseStatus.Pending]);
+
+    const half = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId,
+      reply: "Half, restock: box dented, vase fine",
+    });
+    expect(half).toEqual({
+      status: 200,
+      body: {
+        status: "completed",
+        threadId: "order:ord_6002",
+        output: {
+          text: "Done: refunded 12.50 of 25.00 (rf_acme_ord_6002); item back in stock; box dented, vase fine.",
+        },
+      },
+    });
+
+    await post(base, "/webhooks/refund-request", damageClaim("ord_6003"));
+    const amount = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId: (await questionFor(base, "order:ord_6003")).pauseId,
+      reply: "7.5",
+    });
+    expect(amount.body.output).toEqual({ text: "Done: refunded 7.50 of 25.00 (rf_acme_ord_6003)." });
+
+    await post(base, "/webhooks/refund-request", damageClaim("ord_6004"));
+    const none = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId: (await questionFor(base, "order:ord_6004")).pauseId,
+      reply: "none: only the outer box is scuffed",
+    });
+    expect(none.body.output).toEqual({
+      text: "Done: no refund for ord_6004 after inspection; only the outer box is scuffed.",
+    });
+  });
+
+  test("the wrong kind of payload is 400 saying what to send instead; both questions keep waiting", async () => {
+    await post(base, "/webhooks/refund-request", damageClaim("ord_6005"));
+    const damage = await questionFor(base, "order:ord_6005");
+    await post(base, "/webhooks/refund-request", refundRequest("ord_6006"));
+    const refund = await questionFor(base, "order:ord_6006");
+    expect(refund.kind).toBe("approval");
+
+    // A button (a decision) for a question.
+    const button = await post(base, "/webhooks/approval", {
+      ...manager,
+      pauseId: damage.pauseId,
+      approved: true,
+    });
+    expect(button.status).toBe(400);
+    expect(button.body).toMatchObject({
+      error: "dto.invalid",
+      issues: [
+        {
+          path: "decision",
+          message: expect.stringContaining(
+            "answer it with { answer } (a DamageAssessmentDto), not a decision",
+          ),
+        },
+      ],
+    });
+    // An answer for an approval.
+    const form = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId: refund.pauseId,
+      answer: { refundCents: 2500 },
+    });
+    expect(form.status).toBe(400);
+    expect(form.body).toMatchObject({
+      error: "dto.invalid",
+      issues: [
+        {
+          path: "answer",
+          message: expect.stringContaining(
+            "answer it with { decision: { approved, reason?, overrideArguments? } }",
+          ),
+        },
+      ],
+    });
+    // An answer the role's answer DTO refuses, and a body with both or neither.
+    const invalid = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId: damage.pauseId,
+      answer: { refundCents: -5, restock: "yes" },
+    });
+    expect(invalid.status).toBe(400);
+    expect((invalid.body.issues as { path: string }[]).map((i) => i.path).sort()).toEqual([
+      "refundCents",
+      "restock",
+    ]);
+    const both = await post(base, "/webhooks/answer", {
+      ...lead,
+      pauseId: damage.pauseId,
+      answer: { refundCents: 100 },
+      reply: "full",
+    });
+    expect(both.status).toBe(400);
+    const neither = await post(base, "/webhooks/answer", { ...lead, pauseId: damage.pauseId });
+    expect(neither.status).toBe(400);
+
+    const open = await server.app.pauses.list({ tenantId: "acme", status: PauseStatus.Pending });
+    const kinds = Object.fromEntries(
+      open.filter((p) => p.threadId.startsWith("order:ord_600")).map((p) => [p.threadId, p.kind]),
+    );
+    expect(kinds).toEqual({ "order:ord_6005": PauseKind.Question, "order:ord_6006": PauseKind.Approval });
+
+    const full = await post(base, "/webhooks/answer", { ...lead, pauseId: damage.pauseId, reply: "full" });
+    expect(full.body.output).toEqual({ text: "Done: refunded 25.00 of 25.00 (rf_acme_ord_6005)." });
+    const approved = await post(base, "/webhooks/approval", {
+      ...manager,
+      pauseId: refund.pauseId,
+      approved: true,
+    });
+    expect(approved.body.output).toEqual({ text: "Done: refunded 25.00 (rf_acme_ord_6006)." });
+  });
+
+  test("an answered amount above the price reaches the agent as a tool error; nothing is refunded", async () => {
+    await post(base, "/webhooks/refund-request", damageClaim("ord_6007"));
+    const { pauseId } = await questionFor(base, "order:ord_6007");
+    const tooMuch = await post(base, "/webhooks/answer", { ...lead, pauseId, answer: { refundCents: 4000 } });
+    expect(tooMuch.body).toMatchObject({
+      status: "completed",
+      output: {
+        text: "I could not do it: the warehouse lead settled on 40.00, more than the 25.00 paid for ord_6007.",
+      },
+    });
+  });
+
+  test("a small claim is answered at once by the channel: no question is posted and nothing waits", async () => {
+    const done = await post(base, "/webhooks/refund-request", damageClaim("ord_6008", 400));
+    expect(done).toEqual({
+      status: 200,
+      body: {
+        state: "completed",
+        threadId: "order:ord_6008",
+        output: {
+          text: "Done: refunded 4.00 of 4.00 (rf_acme_ord_6008); small claim (up to 5.00), refunded without inspection.",
+        },
+      },
+    });
+    expect((await outbox(base)).some((m) => m.threadId === "order:ord_6008")).toBe(false);
+    const [closed] = await server.app.pauses.list({ tenantId: "acme", threadId: "order:ord_6008" });
+    expect(closed).toMatchObject({
+      kind: PauseKind.Question,
+      status: PauseStatus.Taken,
+      resolution: PauseResolution.Decided,
+    });
   });
 });
 
