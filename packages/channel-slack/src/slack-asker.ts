@@ -1,0 +1,306 @@
+import {
+  type ChannelAsk,
+  ChannelOutcome,
+  type ChannelWithdrawal,
+  CLOCK,
+  type Clock,
+  ExecutionContext,
+  Injectable,
+  LOGGER,
+  type Logger,
+  LogLevel,
+  type OnInit,
+  type PauseKind,
+  type Provider,
+} from "@agboss/core";
+import { WebClient } from "@slack/web-api";
+import { pauseMetadata, type SlackPauseMetadata, SlackQuestionState } from "./pause-metadata.js";
+import { questionBlocks } from "./question-blocks.js";
+import { QuestionMessages } from "./question-messages.js";
+import { type ResolvedSlackSettings, resolveSlackSettings } from "./resolve-slack-settings.js";
+import type {
+  SlackApprovalOptions,
+  SlackAskOptions,
+  SlackQuestionOptions,
+  SlackWithdrawOptions,
+} from "./slack-ask-options.js";
+import { SlackChannelError, SlackErrorCode } from "./slack-channel-error.js";
+import { slackErrorText } from "./slack-error-text.js";
+import { SlackHistoryDirectory } from "./slack-history-directory.js";
+import type { SlackMessageDirectory } from "./slack-message-directory.js";
+import type { SlackSettings } from "./slack-settings.js";
+
+/** What the webhook shares with the asker of the same application. @internal */
+export interface SlackAskerInternals {
+  readonly messages: QuestionMessages;
+  readonly settings: ResolvedSlackSettings;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+const internals = new WeakMap<SlackAsker, () => SlackAskerInternals>();
+
+/** The asker's connection and services, for the webhook. @internal */
+export function slackAskerInternals(asker: SlackAsker): SlackAskerInternals {
+  const read = internals.get(asker);
+  if (read === undefined) throw new TypeError("Not a SlackAsker made by @agboss/channel-slack.");
+  return read();
+}
+
+/**
+ * Posts a channel role's questions to Slack and takes them back: the service a role's `@Channel`
+ * implementation calls in `send` and `withdraw`. It keeps nothing between calls (the pause lives in
+ * the store, the message in Slack), so any instance can send, withdraw or answer.
+ *
+ * Register it in `providers` (settings from the environment: `SLACK_BOT_TOKEN`, and
+ * `SLACK_SIGNING_SECRET` for the webhook), or as `SlackAsker.with({ … })`. A missing token fails
+ * `createApp`, naming the variable to set.
+ *
+ * @example
+ * @Channel({ name: "slack-deploy-approval-channel", description: "Asks #deploys", deps: [SlackAsker] })
+ * export class SlackDeployApprovalChannel extends DeployApprovalChannel {
+ *   constructor(private readonly slack: SlackAsker) { super(); }
+ *   send(ask: ChannelAsk<DeployApprovalChannel>) {
+ *     return this.slack.askApproval(ask, { channel: "C0123DEPLOY", text: `Deploy *${ask.value.arguments.service}*?` });
+ *   }
+ *   override withdraw(withdrawal: ChannelWithdrawal<DeployApprovalChannel>) {
+ *     return this.slack.withdraw(withdrawal, { channel: "C0123DEPLOY" });
+ *   }
+ * }
+ */
+@Injectable({ deps: [ExecutionContext, LOGGER, CLOCK] })
+export class SlackAsker implements OnInit {
+  readonly #context: ExecutionContext;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #settings: SlackSettings;
+  #resolved: ResolvedSlackSettings | undefined;
+  #messages: QuestionMessages | undefined;
+  #directory: SlackMessageDirectory | undefined;
+
+  /** The container makes it; use {@link SlackAsker.with} to give settings in code. */
+  constructor(context: ExecutionContext, logger: Logger, clock: Clock, settings: SlackSettings = {}) {
+    this.#context = context;
+    this.#logger = logger;
+    this.#clock = clock;
+    this.#settings = Object.freeze({ ...settings });
+    internals.set(this, () => {
+      this.#start();
+      return {
+        messages: this.#messages as QuestionMessages,
+        settings: this.#resolved as ResolvedSlackSettings,
+        logger: this.#logger,
+        clock: this.#clock,
+      };
+    });
+  }
+
+  /**
+   * A provider for `createApp({ providers })` or `@Application({ providers })` with settings given in
+   * code; what they leave out is still read from the environment.
+   *
+   * @example
+   * const app = await createApp(DeployApplication, { providers: [SlackAsker.with({ apiUrl: "http://127.0.0.1:4100/api/" })] });
+   */
+  static with(settings: SlackSettings): Provider {
+    return {
+      provide: SlackAsker,
+      useFactory: (context: ExecutionContext, logger: Logger, clock: Clock) =>
+        new SlackAsker(context, logger, clock, settings),
+      deps: [ExecutionContext, LOGGER, CLOCK],
+    };
+  }
+
+  /** Reads the settings and makes the client; a missing token fails the application's start. */
+  onInit(): void {
+    this.#start();
+  }
+
+  /** The `WebClient` the channel posts with, for calls of your own. */
+  get client(): WebClient {
+    return this.#start().client;
+  }
+
+  /** Where pauses' messages are found again. */
+  get directory(): SlackMessageDirectory {
+    this.#start();
+    return this.#directory as SlackMessageDirectory;
+  }
+
+  /**
+   * Posts an approval: `options.text`, then Approve and Reject buttons that answer the pause with
+   * `{ approved }`, the pause in the message's metadata and in the buttons' values (never in the
+   * text). A send retried after a crash finds its earlier message and does not post again.
+   */
+  askApproval<TRole>(ask: ChannelAsk<TRole>, options: SlackApprovalOptions): Promise<ChannelOutcome<TRole>> {
+    return this.#ask(ask, "approval", options);
+  }
+
+  /**
+   * Posts a question of a question role: `options.text`, a line asking to answer in the message's
+   * thread (where the role's reply interpreter reads the answer), and `options.choices` as buttons.
+   */
+  askQuestion<TRole>(
+    ask: ChannelAsk<TRole>,
+    options: SlackQuestionOptions<TRole>,
+  ): Promise<ChannelOutcome<TRole>> {
+    return this.#ask(ask, "question", options);
+  }
+
+  /**
+   * Takes a question back: its message keeps the question, loses its buttons and says why it closed.
+   * A message that cannot be found (see {@link SlackHistoryDirectory}) is left as it is, with a note
+   * in the log; a click on it is then told the question is closed.
+   */
+  async withdraw<TRole>(withdrawal: ChannelWithdrawal<TRole>, options: SlackWithdrawOptions): Promise<void> {
+    const channel = conversationOf(options.channel);
+    const { messages } = this.#start();
+    const found = await this.directory.find({ pauseId: withdrawal.pauseId, channel });
+    if (found === undefined) {
+      this.#log(
+        LogLevel.Info,
+        "slack.withdraw-not-found",
+        "The question's Slack message was not found; it keeps its buttons.",
+        {
+          channel,
+          tool: withdrawal.value.tool,
+        },
+      );
+      return;
+    }
+    const message = found.blocks === undefined ? ((await messages.read(found)) ?? found) : found;
+    if (message.metadata?.state === SlackQuestionState.Withdrawn) return;
+    const pause: SlackPauseMetadata = message.metadata ?? {
+      pauseId: withdrawal.pauseId,
+      tenantId: this.#context.tenant.tenantId,
+      kind: "approval",
+      state: SlackQuestionState.Open,
+    };
+    await messages.close(message, pause, SlackQuestionState.Withdrawn, {
+      kind: "withdrawn",
+      resolution: withdrawal.resolution,
+      note: options.note,
+    });
+  }
+
+  async #ask<TRole>(
+    ask: ChannelAsk<TRole>,
+    kind: PauseKind,
+    options: SlackAskOptions,
+  ): Promise<ChannelOutcome<TRole>> {
+    const channel = conversationOf(options.channel);
+    const { messages } = this.#start();
+    const pause: SlackPauseMetadata = {
+      pauseId: ask.pauseId,
+      tenantId: this.#context.tenant.tenantId,
+      kind,
+      state: SlackQuestionState.Open,
+    };
+    // Built first, so that options Slack would refuse fail before anything is posted.
+    const blocks = questionBlocks({ pauseId: pause.pauseId, tenantId: pause.tenantId, kind, options });
+    if (await this.#alreadyPosted(pause.pauseId, channel, ask.value.tool)) return ChannelOutcome.awaitReply();
+    let posted: Awaited<ReturnType<QuestionMessages["post"]>>;
+    try {
+      posted = await messages.post({ channel, text: options.text, blocks, metadata: pauseMetadata(pause) });
+    } catch (cause) {
+      throw new SlackChannelError(
+        SlackErrorCode.PostFailed,
+        `Slack refused the question about ${ask.value.tool} in ${channel}: ${slackErrorText(cause)}. Check ` +
+          "that the bot token is valid, that the app has the chat:write scope, and that the bot is a member " +
+          "of the conversation (/invite it).",
+        { cause },
+      );
+    }
+    try {
+      await this.directory.remember?.(pause.pauseId, posted);
+    } catch (error) {
+      this.#log(
+        LogLevel.Warn,
+        "slack.remember-failed",
+        "The directory could not note where a question was posted.",
+        {
+          channel,
+          tool: ask.value.tool,
+          error: slackErrorText(error),
+        },
+      );
+    }
+    return ChannelOutcome.awaitReply();
+  }
+
+  /** True when an earlier try of this send already posted the question. */
+  async #alreadyPosted(pauseId: string, channel: string, tool: string): Promise<boolean> {
+    try {
+      const found = await this.directory.find({ pauseId, channel, recent: true });
+      if (found === undefined) return false;
+      this.#log(
+        LogLevel.Info,
+        "slack.already-posted",
+        "The question was posted by an earlier try; not posting it again.",
+        {
+          channel,
+          tool,
+        },
+      );
+      return true;
+    } catch (error) {
+      // The check only saves a duplicate; a history read refused (no channels:history) must not stop the question.
+      this.#log(
+        LogLevel.Warn,
+        "slack.lookup-failed",
+        "Could not read the conversation to check for an earlier post.",
+        {
+          channel,
+          tool,
+          error: slackErrorText(error),
+        },
+      );
+      return false;
+    }
+  }
+
+  #start(): { messages: QuestionMessages; client: WebClient } {
+    if (this.#messages === undefined) {
+      const resolved = resolveSlackSettings(this.#settings);
+      const client =
+        this.#settings.client ??
+        new WebClient(resolved.botToken, {
+          slackApiUrl: resolved.apiUrl,
+          timeout: 10_000,
+          retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2_000 },
+          ...this.#settings.clientOptions,
+        });
+      this.#resolved = resolved;
+      this.#directory = this.#settings.directory?.(client) ?? new SlackHistoryDirectory(client);
+      this.#messages = new QuestionMessages(client);
+    }
+    return { messages: this.#messages, client: this.#messages.client };
+  }
+
+  #log(level: LogLevel, event: string, message: string, fields: Record<string, unknown>): void {
+    const frame = ExecutionContext.current();
+    this.#logger.log({
+      level,
+      event,
+      message,
+      fields:
+        frame === undefined
+          ? fields
+          : { executionId: frame.executionId, tenantId: frame.tenant.tenantId, ...fields },
+      at: this.#clock.now(),
+    });
+  }
+}
+
+/** The conversation id, refusing a `#name`: the message could be posted, but never found again. */
+function conversationOf(channel: string): string {
+  const id = channel.trim();
+  if (id === "" || id.startsWith("#")) {
+    throw new SlackChannelError(
+      SlackErrorCode.BadSetting,
+      `Give the Slack conversation by its id (e.g. C0123ABCD, in the channel's details), not "${channel}": ` +
+        "a question is found again by the conversation's id.",
+    );
+  }
+  return id;
+}

@@ -1,0 +1,242 @@
+import { ExecutionStatus, PauseStatus } from "@agboss/core";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { PAUSE_EVENT_TYPE, SlackActionId, SlackBlockId } from "../src/index.js";
+import type { FakeMessage } from "./fixtures/fake-slack.js";
+import { type Harness, SIGNING_SECRET, startHarness } from "./fixtures/harness.js";
+import { RELEASES, ReleaseLedger, ReleaseWorkflowStart } from "./fixtures/release-app.js";
+import { click, deliver, messageEvent } from "./fixtures/slack-person.js";
+
+let h: Harness;
+
+beforeEach(async () => {
+  h = await startHarness();
+});
+
+afterEach(async () => {
+  await h.close();
+});
+
+const signed = { secret: SIGNING_SECRET };
+
+async function startDeploy(threadId = "release:api-1.4.2") {
+  return h.asking.execute(
+    ReleaseWorkflowStart,
+    { text: "deploy api 1.4.2 to production" },
+    { threadId, ownerId: "dana", tenant: { tenantId: "acme" } },
+  );
+}
+
+function question(): FakeMessage {
+  const [message] = h.slack.topLevel(RELEASES);
+  expect(message, "no question was posted").toBeDefined();
+  return message as FakeMessage;
+}
+
+function blockIds(message: FakeMessage): string[] {
+  return (message.blocks ?? []).map((b) => (b as { block_id: string }).block_id);
+}
+
+function statusOf(message: FakeMessage): string {
+  const block = (message.blocks ?? []).find(
+    (b) => (b as { block_id: string }).block_id === SlackBlockId.Status,
+  );
+  return (block as { elements: { text: string }[] } | undefined)?.elements[0]?.text ?? "";
+}
+
+function pauseIdOf(message: FakeMessage): string {
+  return String(message.metadata?.event_payload.pause_id);
+}
+
+describe("an approval in Slack, answered on another instance", () => {
+  test("a pause posts buttons keyed by the pause; a signed click on the second instance runs the tool", async () => {
+    const paused = await startDeploy();
+    expect(paused.status).toBe(ExecutionStatus.Paused);
+
+    const message = question();
+    expect(message.metadata?.event_type).toBe(PAUSE_EVENT_TYPE);
+    const pauseId = pauseIdOf(message);
+    expect(pauseId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(message.metadata?.event_payload).toEqual({
+      pause_id: pauseId,
+      tenant_id: "acme",
+      kind: "approval",
+      state: "open",
+    });
+    expect(blockIds(message)).toEqual([SlackBlockId.Question, SlackBlockId.Actions, SlackBlockId.Hint]);
+    expect(message.text).toBe("Deploy *api* 1.4.2 to production?");
+    // The pause is in the metadata and the buttons' values, never in what people read.
+    const visible = JSON.stringify([
+      message.text,
+      message.blocks?.filter((b) => (b as { type: string }).type !== "actions"),
+    ]);
+    expect(visible).not.toContain(pauseId);
+    const actions = message.blocks?.[1] as { elements: { action_id: string; value: string }[] };
+    expect(actions.elements.map((e) => e.action_id)).toEqual([SlackActionId.Approve, SlackActionId.Reject]);
+    expect(actions.elements.every((e) => e.value.includes(pauseId))).toBe(true);
+
+    const answered = await deliver(h.url, click(message, SlackActionId.Approve, "UALICE01"), signed);
+    expect(answered).toMatchObject({ status: 200, body: "" });
+    await h.webhook.idle();
+
+    expect(h.answering.get(ReleaseLedger).deploys).toEqual([
+      { service: "api", version: "1.4.2", environment: "production" },
+    ]);
+    expect(h.asking.get(ReleaseLedger).deploys).toEqual([]);
+    const record = await h.answering.record(paused.executionId, { tenantId: "acme" });
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+    expect(record?.output).toEqual({ text: JSON.stringify({ status: "deployed api 1.4.2 to production" }) });
+    expect(record?.pauses.map((p) => p.responder)).toEqual(["UALICE01"]);
+
+    const updated = question();
+    expect(blockIds(updated)).toEqual([SlackBlockId.Question, SlackBlockId.Status]);
+    expect(statusOf(updated)).toMatch(/^:white_check_mark: Approved by <@UALICE01> <!date\^\d+\^/);
+    expect(updated.metadata?.event_payload.state).toBe("answered");
+    expect(h.slack.topLevel(RELEASES)).toHaveLength(1);
+  });
+
+  test("Reject refuses the call: the tool does not run and the message says who rejected", async () => {
+    const paused = await startDeploy();
+    await deliver(h.url, click(question(), SlackActionId.Reject, "UALICE01"), signed);
+    await h.webhook.idle();
+
+    expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
+    const record = await h.answering.record(paused.executionId, { tenantId: "acme" });
+    expect(record?.output).toEqual({
+      text: "Tool error: the call was rejected by UALICE01",
+    });
+    expect(statusOf(question())).toMatch(/^:x: Rejected by <@UALICE01> /);
+  });
+
+  test("a reply in the thread is read by the role's interpreter", async () => {
+    const paused = await startDeploy();
+    const reply = h.slack.addReply({
+      channel: RELEASES,
+      user: "UBOB0001",
+      text: "lgtm",
+      thread_ts: question().ts,
+    });
+    const delivered = await deliver(h.url, messageEvent(reply), signed);
+    expect(delivered).toMatchObject({ status: 200, body: "" });
+    await h.webhook.idle();
+
+    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    const record = await h.answering.record(paused.executionId, { tenantId: "acme" });
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+    expect(record?.pauses.map((p) => [p.responder, p.decision])).toEqual([["UBOB0001", { approved: true }]]);
+    expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UBOB0001> /);
+  });
+
+  test("a reply the interpreter cannot read gets its reason in the thread, and the pause keeps waiting", async () => {
+    await startDeploy();
+    const parent = question();
+    const vague = h.slack.addReply({
+      channel: RELEASES,
+      user: "UBOB0001",
+      text: "hmm, maybe later",
+      thread_ts: parent.ts,
+    });
+    await deliver(h.url, messageEvent(vague), signed);
+    await h.webhook.idle();
+
+    const answers = h.slack.thread(RELEASES, parent.ts).filter((m) => m.bot_id !== undefined);
+    expect(answers.map((m) => m.text)).toEqual([
+      '<@UBOB0001> I could not read that as an answer: Reply "lgtm" to deploy, or "reject: &lt;why&gt;".',
+    ]);
+    const waiting = await h.answering.pauses.list({ tenantId: "acme", threadId: "release:api-1.4.2" });
+    expect(waiting.map((p) => p.status)).toEqual([PauseStatus.Pending]);
+    expect(blockIds(question())).toContain(SlackBlockId.Actions);
+    expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
+
+    // The bot's own message in the thread comes back as an event too: it is not an answer.
+    const [botReply] = answers;
+    await deliver(h.url, messageEvent(botReply as FakeMessage), signed);
+    const clear = h.slack.addReply({
+      channel: RELEASES,
+      user: "UBOB0001",
+      text: "reject: freeze week",
+      thread_ts: parent.ts,
+    });
+    await deliver(h.url, messageEvent(clear), signed);
+    await h.webhook.idle();
+    expect(statusOf(question())).toMatch(/^:x: Rejected by <@UBOB0001> .*: freeze week$/);
+  });
+
+  test("a bad or stale signature gets 401 and changes nothing", async () => {
+    await startDeploy();
+    const approve = click(question(), SlackActionId.Approve, "UMALLORY");
+    const calls = h.slack.calls.length;
+
+    const wrongSecret = await deliver(h.url, approve, { secret: "not-the-signing-secret" });
+    const stale = await deliver(h.url, approve, {
+      secret: SIGNING_SECRET,
+      timestamp: Math.floor(Date.now() / 1000) - 6 * 60,
+    });
+    const tampered = await fetch(h.url, {
+      method: "POST",
+      headers: {
+        "content-type": approve.contentType,
+        "x-slack-request-timestamp": String(Math.floor(Date.now() / 1000)),
+        "x-slack-signature": "v0=0000",
+      },
+      body: approve.body,
+    });
+    const unsigned = await fetch(h.url, { method: "POST", body: approve.body });
+    await h.webhook.idle();
+
+    expect([wrongSecret.status, stale.status, tampered.status, unsigned.status]).toEqual([
+      401, 401, 401, 401,
+    ]);
+    expect(h.slack.calls.length).toBe(calls);
+    const waiting = await h.answering.pauses.list({ tenantId: "acme" });
+    expect(waiting.map((p) => p.status)).toEqual([PauseStatus.Pending]);
+    expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
+    expect(h.logs.entries.filter((e) => e.event === "slack.signature-rejected")).toHaveLength(4);
+  });
+
+  test("a second click is told who answered first, and the tool runs once", async () => {
+    await startDeploy();
+    // Both people see the message with its buttons: the second clicks before the update reaches them.
+    const message = structuredClone(question());
+    await deliver(h.url, click(message, SlackActionId.Approve, "UALICE01"), signed);
+    await h.webhook.idle();
+    await deliver(h.url, click(message, SlackActionId.Reject, "UCAROL01"), signed);
+    await h.webhook.idle();
+
+    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    expect(h.slack.ephemerals).toHaveLength(1);
+    expect(h.slack.ephemerals[0]).toMatchObject({ channel: RELEASES, user: "UCAROL01" });
+    expect(h.slack.ephemerals[0]?.text).toMatch(
+      /^This question was already answered by <@UALICE01> <!date\^\d+\^.*>\. Your answer was not recorded\.$/,
+    );
+    expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
+  });
+
+  test("app.cancel withdraws the question: the message loses its buttons and says why", async () => {
+    await startDeploy();
+    const before = structuredClone(question());
+    await h.asking.cancel("release:api-1.4.2", { tenantId: "acme" });
+
+    const withdrawn = question();
+    expect(blockIds(withdrawn)).toEqual([SlackBlockId.Question, SlackBlockId.Status]);
+    expect(statusOf(withdrawn)).toBe(
+      ":no_entry_sign: Withdrawn: the request was cancelled, no answer is needed.",
+    );
+    expect(withdrawn.metadata?.event_payload.state).toBe("withdrawn");
+
+    // Someone who still had the message open with its buttons is told it was withdrawn.
+    await deliver(h.url, click(before, SlackActionId.Approve, "UALICE01"), signed);
+    await h.webhook.idle();
+    expect(h.slack.ephemerals.map((e) => [e.user, e.text])).toEqual([
+      [
+        "UALICE01",
+        expect.stringMatching(
+          /^This question was withdrawn <!date\^\d+\^.*>: no answer is needed any more\.$/,
+        ),
+      ],
+    ]);
+    expect(statusOf(question())).toBe(
+      ":no_entry_sign: Withdrawn: the request was cancelled, no answer is needed.",
+    );
+    expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
+  });
+});
