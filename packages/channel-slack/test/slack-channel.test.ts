@@ -239,4 +239,111 @@ describe("an approval in Slack, answered on another instance", () => {
     );
     expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
   });
+
+  test("Slack is answered before the execution runs on; the work finishes afterwards", async () => {
+    await startDeploy();
+    let release = () => {};
+    h.answering.get(ReleaseLedger).gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const answered = await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
+    // The tool is still held at its gate, yet Slack has its 200.
+    expect(answered.status).toBe(200);
+    expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
+    release();
+    await h.webhook.idle();
+    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
+  });
+
+  test("an answer with the wrong kind of credential is refused, and the pause keeps waiting", async () => {
+    await h.close();
+    h = await startHarness({ webhook: { answerAs: (source) => ({ ownerId: source.userId }) } });
+    await startDeploy();
+    await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
+    await h.webhook.idle();
+
+    expect(h.slack.ephemerals.map((e) => [e.user, e.text])).toEqual([
+      [
+        "UALICE01",
+        "You may not answer this question from Slack (pause.wrong-answerer). Nothing was recorded.",
+      ],
+    ]);
+    const waiting = await h.answering.pauses.list({ tenantId: "acme" });
+    expect(waiting.map((p) => p.status)).toEqual([PauseStatus.Pending]);
+    expect(blockIds(question())).toContain(SlackBlockId.Actions);
+  });
+
+  test("the tenant comes from the configured mapping when one is given", async () => {
+    await h.close();
+    const seen: unknown[] = [];
+    h = await startHarness({
+      webhook: {
+        tenant: (source) => {
+          seen.push(source);
+          return source.teamId === "TACME0001" ? "acme" : "nobody";
+        },
+      },
+    });
+    await startDeploy();
+    const message = question();
+    await deliver(h.url, click(message, SlackActionId.Approve, "UALICE01"), signed);
+    await h.webhook.idle();
+    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    expect(seen).toEqual([
+      {
+        via: "button",
+        userId: "UALICE01",
+        teamId: "TACME0001",
+        enterpriseId: undefined,
+        channelId: RELEASES,
+        askedFor: "acme",
+      },
+    ]);
+  });
+
+  test("replies in threads that are not questions, and top-level messages, are left alone", async () => {
+    const chatter = h.slack.addReply({ channel: RELEASES, user: "UBOB0001", text: "who broke staging?" });
+    const inThread = h.slack.addReply({
+      channel: RELEASES,
+      user: "UCAROL01",
+      text: "lgtm",
+      thread_ts: chatter.ts,
+    });
+    await deliver(h.url, messageEvent(chatter), signed);
+    await deliver(h.url, messageEvent(inThread), signed);
+    await h.webhook.idle();
+    const again = h.slack.addReply({
+      channel: RELEASES,
+      user: "UCAROL01",
+      text: "approve",
+      thread_ts: chatter.ts,
+    });
+    await deliver(h.url, messageEvent(again), signed);
+    await h.webhook.idle();
+
+    // One read of the thread's parent, remembered as not a question; nothing posted.
+    expect(h.slack.callsOf("conversations.history")).toHaveLength(1);
+    expect(h.slack.callsOf("chat.postMessage")).toHaveLength(0);
+    expect(h.slack.ephemerals).toEqual([]);
+  });
+
+  test("an event Slack delivers twice is answered once", async () => {
+    await startDeploy();
+    const parent = question();
+    const vague = h.slack.addReply({
+      channel: RELEASES,
+      user: "UBOB0001",
+      text: "maybe?",
+      thread_ts: parent.ts,
+    });
+    const delivery = messageEvent(vague);
+    await deliver(h.url, delivery, signed);
+    await deliver(h.url, delivery, {
+      ...signed,
+      headers: { "x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout" },
+    });
+    await h.webhook.idle();
+    expect(h.slack.thread(RELEASES, parent.ts).filter((m) => m.bot_id !== undefined)).toHaveLength(1);
+  });
 });
