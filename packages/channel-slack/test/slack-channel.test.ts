@@ -346,4 +346,20 @@ describe("an approval in Slack, answered on another instance", () => {
     await h.webhook.idle();
     expect(h.slack.thread(RELEASES, parent.ts).filter((m) => m.bot_id !== undefined)).toHaveLength(1);
   });
+
+  test("acknowledge: after-answer answers the pause first; waitUntil is handed the work", async () => {
+    await h.close();
+    const handed: Promise<void>[] = [];
+    h = await startHarness({
+      webhook: { acknowledge: "after-answer", waitUntil: (work) => handed.push(work) },
+    });
+    await startDeploy();
+    const answered = await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
+    expect(answered.status).toBe(200);
+    // No idle(): the response came after the answer and the message update.
+    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
+    expect(handed).toHaveLength(1);
+    await expect(handed[0]).resolves.toBeUndefined();
+  });
 });
