@@ -27,7 +27,7 @@ import type {
 import { SlackChannelError, SlackErrorCode } from "./slack-channel-error.js";
 import { slackErrorText } from "./slack-error-text.js";
 import { SlackHistoryDirectory } from "./slack-history-directory.js";
-import type { SlackMessageDirectory } from "./slack-message-directory.js";
+import type { SlackMessageDirectory, SlackMessageRef } from "./slack-message-directory.js";
 import type { SlackSettings } from "./slack-settings.js";
 
 /** What the webhook shares with the asker of the same application. @internal */
@@ -199,7 +199,7 @@ export class SlackAsker implements OnInit {
     // Built first, so that options Slack would refuse fail before anything is posted.
     const blocks = questionBlocks({ pauseId: pause.pauseId, tenantId: pause.tenantId, kind, options });
     if (await this.#alreadyPosted(pause.pauseId, channel, ask.value.tool)) return ChannelOutcome.awaitReply();
-    let posted: Awaited<ReturnType<QuestionMessages["post"]>>;
+    let posted: SlackMessageRef;
     try {
       posted = await messages.post({ channel, text: options.text, blocks, metadata: pauseMetadata(pause) });
     } catch (cause) {
