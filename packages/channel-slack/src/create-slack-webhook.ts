@@ -15,6 +15,7 @@ import {
   UnknownPauseError,
 } from "@agboss/core";
 import { decodeButtonValue } from "./button-value.js";
+import { bytesOf } from "./bytes-of.js";
 import { escapeMrkdwn, mentionOf, slackDate } from "./mrkdwn.js";
 import { readPauseMetadata, type SlackPauseMetadata, SlackQuestionState } from "./pause-metadata.js";
 import { offersButtons } from "./question-blocks.js";
@@ -63,12 +64,6 @@ const EMPTY: SlackWebhookResponse = { status: 200, headers: {}, body: "" };
 
 function text(status: number, body: string): SlackWebhookResponse {
   return { status, headers: { "content-type": "text/plain; charset=utf-8" }, body };
-}
-
-function bytesOf(body: string | Uint8Array): Buffer {
-  return typeof body === "string"
-    ? Buffer.from(body, "utf8")
-    : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
 /** A set that forgets its oldest entries beyond a size. */

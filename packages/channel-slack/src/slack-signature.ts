@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { bytesOf } from "./bytes-of.js";
 import { headerOf, type SlackRequestHeaders } from "./slack-request-headers.js";
 
 /** How old a signed request may be, in seconds: Slack's advice, five minutes. */
@@ -18,12 +19,6 @@ export interface SlackSignatureCheck {
 
 /** The verdict on a request's signature; `reason` says what was wrong, for the log (not for the caller). */
 export type SlackSignatureVerdict = { readonly ok: true } | { readonly ok: false; readonly reason: string };
-
-function bytesOf(body: string | Uint8Array): Buffer {
-  return typeof body === "string"
-    ? Buffer.from(body, "utf8")
-    : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-}
 
 function signatureOf(signingSecret: string, timestamp: string, body: Buffer): string {
   const hmac = createHmac("sha256", signingSecret);
