@@ -206,7 +206,8 @@ describe("PostgresStore", () => {
       "agboss_threads",
     ]);
     expect(first.schema).toBe(one);
-    expect(first.name).toBe(`postgres:${new URL(TEST_URL).host}/test#${one}`);
+    const url = new URL(TEST_URL);
+    expect(first.name).toBe(`postgres:${url.host}${url.pathname}#${one}`);
   });
 
   test("reads bigint columns as numbers and keeps checkpoint blobs as bytes", async () => {
