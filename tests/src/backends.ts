@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyClass, App, Store } from "@agboss/core";
+import { POSTGRES_URL_ENV, type PostgresStore, postgresStore } from "@agboss/store-postgres";
 import { sqliteStore } from "@agboss/store-sqlite";
 import { type AgbossFixtures, type TestKitOptions, type TestStoreFactory, testWith } from "@agboss/testing";
 import { describe, type TestAPI } from "vitest";
@@ -28,6 +30,48 @@ export const memoryBackend: Backend = { name: "memory", store: undefined };
 export const sqliteBackend: Backend = { name: "sqlite", store: () => sqliteStore({ path: sqliteFile() }) };
 export const backends: readonly Backend[] = [memoryBackend, sqliteBackend];
 
+/** The server the Postgres backend runs on: `AGBOSS_POSTGRES_URL`, else the local `test` database. */
+export const POSTGRES_TEST_URL = process.env[POSTGRES_URL_ENV] || "postgres://postgres@127.0.0.1:5432/test";
+
+/**
+ * A fresh schema per test on {@link POSTGRES_TEST_URL}, dropped when the test's store closes. Not in
+ * {@link backends}, to keep the suite's time: a few files that pause and resume across instances opt in
+ * through {@link onEachBackendAndPostgres}.
+ */
+export const postgresBackend: Backend = {
+  name: "postgres",
+  store: async (context): Promise<Store> => {
+    const schema = `agboss_tests_${randomBytes(6).toString("hex")}`;
+    const opening = postgresStore({ connectionString: POSTGRES_TEST_URL, schema })(
+      context,
+    ) as Promise<PostgresStore>;
+    const store = await opening.catch((error: unknown) => {
+      throw new Error(
+        "The Postgres backend needs a running server: start the local one with " +
+          "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` " +
+          `or set ${POSTGRES_URL_ENV}. ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    });
+    return {
+      name: store.name,
+      threads: store.threads,
+      executions: store.executions,
+      leases: store.leases,
+      pauses: store.pauses,
+      budgets: store.budgets,
+      checkpointer: store.checkpointer,
+      async close() {
+        try {
+          await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
+        } finally {
+          await store.close();
+        }
+      },
+    };
+  },
+};
+
 /** Declares the same tests on every backend. */
 export function onEachBackend(
   application: AnyClass,
@@ -46,6 +90,15 @@ export function onEachBackend(
       );
     });
   }
+}
+
+/** Declares the same tests on every backend and on Postgres. */
+export function onEachBackendAndPostgres(
+  application: AnyClass,
+  body: (test: TestAPI<AgbossFixtures>, backend: Backend) => void,
+  options: TestKitOptions = {},
+): void {
+  onEachBackend(application, body, options, [...backends, postgresBackend]);
 }
 
 /** The pause record and the thread's checkpoint, as stored: to prove bad input changed nothing. */

@@ -8,7 +8,7 @@ import {
   replyWith,
 } from "@agboss/core";
 import { expect } from "vitest";
-import { onEachBackend } from "../src/backends.js";
+import { onEachBackendAndPostgres } from "../src/backends.js";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
@@ -28,7 +28,7 @@ const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 const owner = { tenantId: "acme", ownerId: "alice" } as const;
 const run = { ownerId: "alice", tenant: { tenantId: "acme" } } as const;
 
-onEachBackend(CaseApplication, (test) => {
+onEachBackendAndPostgres(CaseApplication, (test) => {
   test("[PA-05] a pause two children deep is listed in the root's pending with its childExecutionId; resume answers it and the chain finishes", async ({
     app,
     openApp,

@@ -11,7 +11,7 @@ import {
   UnknownPauseError,
 } from "@agboss/core";
 import { expect } from "vitest";
-import { frozen, onEachBackend } from "../../src/backends.js";
+import { frozen, onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   Desk,
   OfficeAgent,
@@ -22,7 +22,7 @@ import { pauseExpense, pauseRefund, pauseTwo } from "../../src/office.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 
-onEachBackend(OfficeApplication, (test) => {
+onEachBackendAndPostgres(OfficeApplication, (test) => {
   test("[RS-01] resume finds the pause by (tenantId, pauseId) alone and returns threadId, executionId, status, pending, output", async ({
     app,
     openApp,

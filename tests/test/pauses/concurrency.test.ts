@@ -1,6 +1,6 @@
 import { ChannelOutcome, ExecutionStatus, NotPausedError, PauseStatus } from "@agboss/core";
 import { expect, vi } from "vitest";
-import { onEachBackend } from "../../src/backends.js";
+import { onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   Desk,
@@ -194,7 +194,7 @@ onEachBackend(OfficeApplication, (test) => {
   });
 });
 
-onEachBackend(OfficeApplication, (test) => {
+onEachBackendAndPostgres(OfficeApplication, (test) => {
   test("a resume that waited for the lease after the holder finished the tree reports it without finishing it again", async ({
     app,
     openApp,
