@@ -316,13 +316,13 @@ const raceExample: [LaunchSpec, AnswerPlan[]] = [
 // FailFast and one of its branches fails (its failure is then its parent's branch error); a CollectAll
 // launch, or a FailFast one whose branches all finish, completes with each branch's output or error.
 //
-// Known limit (docs/child-workflows.md, "Not yet"): a FailFast launch INSIDE a child decides only when
-// its own join runs, so the pauses of its other branches wait until they are answered, or until the
-// root's launch is decided and withdraws them. So the test asserts no more than the implementation
-// promises: approved calls ran exactly once, rejected and withdrawn ones never; each withdrawn pause was
-// told exactly once, answered ones never; nothing is left waiting; and the root ends as the recursive
-// expectation says (which leaf's failure a failing launch reports depends on the order the branches
-// ended in, so only "one of the failures that can reach it" is asserted). Deadlines are not drawn.
+// A FailFast launch at any depth withdraws its other branches' pauses as soon as one of its branches
+// has failed (tests/test/child-failfast.test.ts pins that down case by case). Which leaf's failure a
+// failing launch reports, and whether a sibling's pause was answered before the failure came, depends
+// on the order the branches ended in, so the test asserts what holds in every order: approved calls
+// ran exactly once, rejected and withdrawn ones never; each withdrawn pause was told exactly once,
+// answered ones never; nothing is left waiting; and the root ends as the recursive expectation says
+// (only "one of the failures that can reach it" is asserted). Deadlines are not drawn.
 
 /** The subtree fails (a failing leaf, or a FailFast launch with a failing branch). */
 const failsBranch = (b: BranchSpec): boolean =>

@@ -25,7 +25,7 @@ import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-sta
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
-import type { PauseAnswer } from "../store/pause-record.js";
+import type { PauseAnswer, PauseRecord } from "../store/pause-record.js";
 import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
@@ -33,6 +33,7 @@ import { UnknownWorkflowStartError } from "./app-errors.js";
 import { validatePauseAnswer } from "./approval.js";
 import { childRecords, withPauses } from "./child-records.js";
 import { type CompiledFlow, compileFlow, finishOutput } from "./compile-flow.js";
+import { decidedLaunches, type FlowSnapshot } from "./decided-launches.js";
 import { defaultStoreFactory } from "./default-store.js";
 import { ExecutionEndedError } from "./execution-ended-error.js";
 import type { ExecutionEvents } from "./execution-events.js";
@@ -40,7 +41,6 @@ import type { ExecutionOutput } from "./execution-output.js";
 import { ExecutionStatus } from "./execution-status.js";
 import type { FlowStateValue } from "./flow-state.js";
 import { interpretReply } from "./interpret-reply.js";
-import { launchDecided } from "./launch-nodes.js";
 import { ModelRegistry } from "./model-registry.js";
 import { closePending, type PauseStep, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
 import { listPauses, type PauseInboxQuery, type PauseSummary } from "./pause-inbox.js";
@@ -533,7 +533,7 @@ export class App {
       for (;;) {
         if (command === CONTINUE) {
           snapshot = await graph.getState(config);
-          await this.#withdrawObsolete(tree, snapshot.values as FlowStateValue, lease);
+          await this.#withdrawObsolete(tree, snapshot, lease);
           const map = await this.#resumeMap(tenantId, snapshot);
           if (Object.keys(map).length === 0) break;
           command = new Command({ resume: map });
@@ -663,33 +663,59 @@ export class App {
 
   /**
    * Withdraws the pending pauses of launches that no longer need their unfinished branches (a FailFast
-   * failure, a passed deadline), so their branches end and the join runs in this same call.
+   * failure, a passed deadline, a decided quorum) — the root's and those inside child executions, at any
+   * depth — so their branches end and the joins run in this same call. Each withdrawn pause records the
+   * outermost decided launch it waited under: a branch withdrawn by its own launch ends as withdrawn, one
+   * withdrawn by a launch above it stops its whole child.
    */
-  async #withdrawObsolete(tree: Tree, state: FlowStateValue | undefined, lease: Lease): Promise<void> {
+  async #withdrawObsolete(tree: Tree, snapshot: FlowSnapshot, lease: Lease): Promise<void> {
+    const state = snapshot.values as FlowStateValue | undefined;
     if (state?.run === undefined || state.run.executionId !== tree.frame.executionId) return;
-    const now = this.#internals.clock.now();
-    const decided = tree.flow.steps
-      .filter((step): step is Extract<typeof step, { kind: "parallel" }> => step.kind === "parallel")
-      .filter((step) => launchDecided(step, state, now))
-      .map((step) => step.nodeId);
+    const { clock, assembled } = this.#internals;
+    const flowOf = (start: AnyClass) => assembled.flows.get(start) as AssembledFlow;
+    const decided = await decidedLaunches({
+      flow: tree.flow,
+      root: snapshot,
+      now: clock.now(),
+      flowOf,
+      read: (start, checkpointNs) =>
+        (this.#graphs.get(start) as CompiledFlow).getState({
+          configurable: { thread_id: lease.key, checkpoint_ns: checkpointNs },
+        }),
+    });
     if (decided.length === 0) return;
+    const by = (pause: PauseRecord) =>
+      ((pause.step as PauseStep).branch?.launches ?? []).find((l) =>
+        decided.some((d) => d.executionId === l.executionId && d.launchId === l.launchId),
+      );
     await closePending(
       this.#internals,
       tree.frame.tenant.tenantId,
       tree.frame.rootExecutionId,
       PauseResolution.Withdrawn,
-      (pause) => ((pause.step as PauseStep).branch?.launches ?? []).some((l) => decided.includes(l.launchId)),
+      (pause) => by(pause) !== undefined,
       lease,
+      (pause) => {
+        const launch = by(pause);
+        return launch === undefined
+          ? undefined
+          : { withdrawnBy: { executionId: launch.executionId, launchId: launch.launchId } };
+      },
     );
   }
 
   /** Interrupt ids of the snapshot whose pauses are Resolved (or withdrawn), each mapped to its pause. */
   async #resumeMap(
     tenantId: string,
-    snapshot: { tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[] }[] },
+    snapshot: {
+      tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[]; result?: unknown }[];
+    },
   ) {
     const map: Record<string, { pauseId: string }> = {};
     for (const task of snapshot.tasks) {
+      // A task that ended (a branch withdrawn by a launch inside its child, say) still lists the interrupt
+      // it was resumed from until its whole superstep ends: resuming it again would change nothing.
+      if (task.result !== undefined) continue;
       for (const pending of task.interrupts ?? []) {
         const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
         if (typeof pauseId !== "string" || pending.id === undefined) continue;

@@ -235,7 +235,7 @@ export async function awaitApproval(
   }
   if (pause.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn) {
     // The launch no longer needs this branch: stop it, so its join can go on.
-    throw new BranchWithdrawnError(pause.pauseId);
+    throw new BranchWithdrawnError(pause.pauseId, pause.answer?.withdrawnBy);
   }
   return answerOf(pause, input);
 }

@@ -3,11 +3,14 @@ import { AgbossError } from "../errors/agboss-error.js";
 /** Thrown inside a branch whose pause was withdrawn: the branch stops, and its launch's join goes on. @internal */
 export class BranchWithdrawnError extends AgbossError {
   static override readonly kind: string = "BranchWithdrawnError";
-  constructor(pauseId: string) {
+  /** The launch whose decision withdrew the pause, when the pause recorded it. */
+  readonly launch: { readonly executionId: string; readonly launchId: string } | undefined;
+  constructor(pauseId: string, launch?: { readonly executionId: string; readonly launchId: string }) {
     super(
       "branch.withdrawn",
       `The branch waiting on pause "${pauseId}" was withdrawn: its launch no longer needs it.`,
     );
+    this.launch = launch;
   }
 }
 

@@ -180,10 +180,15 @@ export function branchNode(
       return record({ ...base, output: done.output }, done.steps);
     } catch (error) {
       if (isGraphInterrupt(error)) throw error;
-      const withdrawn = error instanceof BranchWithdrawnError || hasCause(error, BranchWithdrawnError);
-      // Withdrawals come from the root's launches: a launch inside a child lets one pass up to them, so the
-      // whole child stops instead of joining and running its later steps.
-      if (withdrawn && executionId !== parent.rootExecutionId) throw error;
+      const withdrawal =
+        error instanceof BranchWithdrawnError ? error : findCause(error, BranchWithdrawnError);
+      const withdrawn = withdrawal !== undefined;
+      // A branch withdrawn by this very launch ends as withdrawn, and the launch joins. One withdrawn by a
+      // launch above it (in a parent execution) passes the withdrawal up, so the whole child stops
+      // instead of joining and running its later steps.
+      const byThisLaunch =
+        withdrawal?.launch?.executionId === executionId && withdrawal.launch.launchId === step.nodeId;
+      if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
       if (withdrawn) return record({ ...base, withdrawn: true });
       thrownByBranch.set(`${executionId}/${step.nodeId}/${task.index}`, error);
       const e = error as { name?: string; code?: string; message?: string };

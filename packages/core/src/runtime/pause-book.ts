@@ -17,7 +17,7 @@ import { maskFindings } from "../pii/pii-record-mask.js";
 import { sensitiveValuesOf } from "../pii/sensitive-values.js";
 import type { StepRecord } from "../records/execution-record.js";
 import type { Fence } from "../store/fence.js";
-import type { PauseRecord } from "../store/pause-record.js";
+import type { PauseAnswer, PauseRecord } from "../store/pause-record.js";
 import { toMilliseconds } from "../time/duration.js";
 import type { BranchPath } from "./agent-state.js";
 import { piiPoliciesOf } from "./pii-policies.js";
@@ -221,6 +221,7 @@ export async function closePending(
   resolution: PauseCancellation,
   filter: (pause: PauseRecord) => boolean = () => true,
   fence?: Fence,
+  answerOf?: (pause: PauseRecord) => PauseAnswer | undefined,
 ): Promise<PauseRecord[]> {
   const { store, clock } = services;
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
@@ -229,7 +230,11 @@ export async function closePending(
     const done = await store.pauses.cancelByTenantIdAndPauseId(
       tenantId,
       pause.pauseId,
-      { resolution, at: clock.now() },
+      {
+        resolution,
+        at: clock.now(),
+        ...(answerOf?.(pause) === undefined ? {} : { answer: answerOf(pause) }),
+      },
       fence,
     );
     if (done === undefined) continue;

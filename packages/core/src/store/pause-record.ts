@@ -12,6 +12,8 @@ export interface PauseAnswer {
   readonly reply?: string | undefined;
   /** What reading the reply cost (model usage), when an interpreter's model read it. */
   readonly cost?: unknown;
+  /** For a withdrawn pause: the launch whose decision made it obsolete (the outermost, when several did). */
+  readonly withdrawnBy?: { readonly executionId: string; readonly launchId: string } | undefined;
 }
 
 /** One pause: the operational state of a tool call waiting for an answer. */

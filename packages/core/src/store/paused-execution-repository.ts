@@ -44,11 +44,14 @@ export interface PausedExecutionRepository {
     args: { at: number; answer?: PauseAnswer; resolution?: PauseResolution },
     fence?: Fence,
   ): Promise<PauseRecord | undefined>;
-  /** Pending → Cancelled with the resolution; undefined when the pause was not Pending. */
+  /**
+   * Pending → Cancelled with the resolution (and `answer`, when given: what withdrew it); undefined
+   * when the pause was not Pending.
+   */
   cancelByTenantIdAndPauseId(
     tenantId: string,
     pauseId: string,
-    args: { resolution: PauseResolution; at: number },
+    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
     fence?: Fence,
   ): Promise<PauseRecord | undefined>;
   /** Removes Taken and Cancelled pauses resolved before `cutoff`; returns how many. Never Pending or Resolved. */

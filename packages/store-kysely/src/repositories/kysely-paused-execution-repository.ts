@@ -179,14 +179,19 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   cancelByTenantIdAndPauseId(
     tenantId: string,
     pauseId: string,
-    args: { resolution: PauseResolution; at: number },
+    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
     fence?: Fence,
   ): Promise<PauseRecord | undefined> {
     return this.#change({
       tenantId,
       pauseId,
       from: PauseStatus.Pending,
-      set: { status: PauseStatus.Cancelled, resolution: args.resolution, resolved_at: args.at },
+      set: {
+        status: PauseStatus.Cancelled,
+        resolution: args.resolution,
+        resolved_at: args.at,
+        ...(args.answer === undefined ? {} : { answer: toJsonText(args.answer) }),
+      },
       fence,
     });
   }

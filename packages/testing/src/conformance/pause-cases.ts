@@ -128,6 +128,18 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     );
   });
 
+  test("pauses: cancel keeps the answer it is given (the launch that withdrew the pause)", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    const answer = { withdrawnBy: { executionId: "e-1/launch/2/0", launchId: "launch/1" } };
+    const cancelled = await pauses().cancelByTenantIdAndPauseId(pause.tenantId, pause.pauseId, {
+      resolution: PauseResolution.Withdrawn,
+      at: 2_000,
+      answer,
+    });
+    expect(cancelled?.answer).toEqual(answer);
+    expect((await pauses().findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.answer).toEqual(answer);
+  });
+
   test("pauses: markSent sets isSent on a Pending pause only", async () => {
     const pause = await pauses().findOrCreate(pauseRecord());
     expect(await pauses().markSent(pause.tenantId, pause.pauseId)).toEqual({ ...pause, isSent: true });

@@ -120,14 +120,19 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
   async cancelByTenantIdAndPauseId(
     tenantId: string,
     pauseId: string,
-    args: { resolution: PauseResolution; at: number },
+    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
     fence?: Fence,
   ): Promise<PauseRecord | undefined> {
     return this.#change(
       tenantId,
       pauseId,
       PauseStatus.Pending,
-      { status: PauseStatus.Cancelled, resolution: args.resolution, resolvedAt: args.at },
+      {
+        status: PauseStatus.Cancelled,
+        resolution: args.resolution,
+        resolvedAt: args.at,
+        ...(args.answer === undefined ? {} : { answer: args.answer }),
+      },
       fence,
     );
   }
