@@ -125,6 +125,7 @@ export class App {
   readonly #ownsStore: boolean;
   readonly #env: string;
   readonly #holder = randomUUID();
+  #acquisitions = 0;
   readonly #events: ExecutionEvents;
   #sweep: ClockTimer | undefined;
   #closed = false;
@@ -204,7 +205,7 @@ export class App {
     const leaseKey = `${tenant.tenantId}/${threadId}`;
     const lease = await store.leases.acquire({
       key: leaseKey,
-      holder: this.#holder,
+      holder: this.#nextHolder(),
       now: clock.now(),
       ttlMs: LEASE_TTL_MS,
     });
@@ -394,12 +395,22 @@ export class App {
     this.#sweep = clock.setTimer(SWEEP_INTERVAL_MS, () => void tick());
   }
 
+  /**
+   * A holder id for one lease acquisition. Each call that moves a tree holds its lease under its own
+   * id, so a second call in this process (the sweep, a resume, an execute on the same thread) waits
+   * or steps aside like one from another instance, instead of being granted the lease it already holds.
+   */
+  #nextHolder(): string {
+    this.#acquisitions += 1;
+    return `${this.#holder}:${this.#acquisitions}`;
+  }
+
   /** Takes a tree's lease if it is free and moves it; skips it when another holder has it. */
   async #recover(tenantId: string, threadId: string, rootExecutionId: string, first: unknown): Promise<void> {
     const { clock, store, logger } = this.#internals;
     const lease = await store.leases.acquire({
       key: `${tenantId}/${threadId}`,
-      holder: this.#holder,
+      holder: this.#nextHolder(),
       now: clock.now(),
       ttlMs: LEASE_TTL_MS,
     });
@@ -468,7 +479,7 @@ export class App {
         const key = `${execution.tenantId}/${execution.threadId}`;
         const lease = await store.leases.acquire({
           key,
-          holder: this.#holder,
+          holder: this.#nextHolder(),
           now: clock.now(),
           ttlMs: LEASE_TTL_MS,
         });
@@ -735,7 +746,7 @@ export class App {
       this.#assertOpen();
       const lease = await store.leases.acquire({
         key,
-        holder: this.#holder,
+        holder: this.#nextHolder(),
         now: clock.now(),
         ttlMs: LEASE_TTL_MS,
       });
