@@ -16,7 +16,7 @@ import {
   WorkflowStartTextDto,
 } from "@agboss/core";
 import { expect } from "vitest";
-import { onEachBackend } from "../src/backends.js";
+import { onEachBackendAndPostgres } from "../src/backends.js";
 import {
   ApprovedRefundTool,
   Desk,
@@ -103,7 +103,7 @@ class NestedFailFastApplication {}
 
 const run = { ownerId: "alice", tenant: { tenantId: "acme" } } as const;
 
-onEachBackend(NestedFailFastApplication, (test) => {
+onEachBackendAndPostgres(NestedFailFastApplication, (test) => {
   for (const [label, root, depth] of [
     ["a child", DirectRootStart, 1],
     ["a grandchild", DeepRootStart, 2],

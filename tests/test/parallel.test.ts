@@ -12,7 +12,7 @@ import {
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
 import { expect } from "vitest";
-import { onEachBackend } from "../src/backends.js";
+import { onEachBackendAndPostgres } from "../src/backends.js";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
@@ -53,7 +53,7 @@ function scriptTwoPauses(mockLlm: (c: unknown) => ModelScript) {
   return mockLlm(SummaryAgent).thenReturn((r) => replyWith(`summary of ${lastUser(r).length} chars`));
 }
 
-onEachBackend(ReviewApplication, (test) => {
+onEachBackendAndPostgres(ReviewApplication, (test) => {
   test("[PA-03] a paused branch frees its slot: its siblings run to their end in the same pass; the join waits only for the paused", async ({
     app,
     mockLlm,

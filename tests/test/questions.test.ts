@@ -34,7 +34,7 @@ import {
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
 import { describe, expect, test as plainTest } from "vitest";
-import { frozen, onEachBackend } from "../src/backends.js";
+import { frozen, onEachBackend, onEachBackendAndPostgres } from "../src/backends.js";
 import { Desk, DoneDto } from "../src/fixtures/approval-app.js";
 import {
   DeskAgent,
@@ -95,7 +95,7 @@ async function askPickup(app: App, mockLlm: (c: typeof ReturnsAgent) => ModelScr
   return { result, pauseId: result.pending[0]?.pauseId as string, threadKey: `acme/${threadId}` };
 }
 
-onEachBackend(ReturnsApplication, (test) => {
+onEachBackendAndPostgres(ReturnsApplication, (test) => {
   test("a question role's pause is answered with { answer } on another instance: the tool's run gets its input and the validated answer", async ({
     app,
     openApp,

@@ -1,6 +1,6 @@
 import { ChannelOutcome, ExecutionStatus, NotPausedError, PauseStatus } from "@agboss/core";
 import { expect, vi } from "vitest";
-import { onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
+import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   Desk,
@@ -13,7 +13,7 @@ import { pauseRefund, pauseTwo } from "../../src/office.js";
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 const owner = { tenantId: "acme", ownerId: "alice" } as const;
 
-onEachBackend(OfficeApplication, (test) => {
+onEachBackendAndPostgres(OfficeApplication, (test) => {
   test("[CC-01] phase 1 is atomic: of two resumes of one pause, one records it and the other is NotPausedError; the tool runs once", async ({
     app,
     openApp,

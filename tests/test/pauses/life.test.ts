@@ -10,7 +10,7 @@ import {
 } from "@agboss/core";
 import { testWith } from "@agboss/testing";
 import { expect, vi } from "vitest";
-import { frozen, onEachBackend, sqliteBackend } from "../../src/backends.js";
+import { frozen, onEachBackend, onEachBackendAndPostgres, sqliteBackend } from "../../src/backends.js";
 import {
   Desk,
   OfficeApplication,
@@ -23,7 +23,7 @@ import { pauseExpense, pauseRefund, pauseTwo } from "../../src/office.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 
-onEachBackend(OfficeApplication, (test) => {
+onEachBackendAndPostgres(OfficeApplication, (test) => {
   test("[LF-01] a pause is keyed by its step's idempotency key: a re-entered step finds the same pauseId and never sends twice", async ({
     app,
     openApp,
