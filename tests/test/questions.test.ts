@@ -143,7 +143,12 @@ onEachBackendAndPostgres(ReturnsApplication, (test) => {
     expect((asDecision as Error).message).toContain(
       "answer it with { answer } (a SettlementDto), not a decision",
     );
-    for (const answer of [{ refundCents: -5 }, { refundCents: 10.5 }, {}]) {
+    for (const answer of [
+      { refundCents: -5 },
+      { refundCents: 10.5 },
+      {},
+      { refundCents: 5, refundReason: "x" },
+    ]) {
       await expect(app.resume({ pauseId, answer }, lead)).rejects.toBeInstanceOf(DtoValidationError);
     }
     await expect(
@@ -291,6 +296,11 @@ onEachBackendAndPostgres(ReturnsApplication, (test) => {
       }),
     ]);
     expect(done.record?.pauses[0]?.decision).toBeUndefined();
+    const toolStep = done.record?.steps.find((s) => s.type === "tool");
+    expect(toolStep).toMatchObject({
+      tool: "settle-dispute-tool",
+      answer: { refundCents: 1300, memo: "***" },
+    });
     expect(JSON.stringify(done.record)).not.toContain("4111");
   });
 });

@@ -5,9 +5,9 @@ const OUTCOME = Symbol.for("agboss.channel-outcome");
 
 /**
  * A question role's answer: its `answer` DTO when a generated `.agboss/types.d.ts` declares it (the
- * role's `__agbossTypes` output), else any record.
+ * role's `__agbossTypes` output), else any object.
  */
-export type RoleAnswer<TRole> = DeclaredTypeOr<TRole, "output", Record<string, unknown>>;
+export type RoleAnswer<TRole> = DeclaredTypeOr<TRole, "output", object>;
 
 /**
  * What a channel's `send` returns: wait for an answer, or an answer given at once. Build it with

@@ -52,6 +52,8 @@ export type ExecutionStep =
       readonly output: unknown;
       /** What the model read when the call failed. */
       readonly error: string | undefined;
+      /** A question role's answer the tool ran with, sensitive fields masked; absent for other tools. */
+      readonly answer?: unknown;
       readonly at: string;
     };
 

@@ -320,6 +320,9 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
       output:
         tool === undefined || output === undefined ? undefined : maskWith(tool.options.output.schema, output),
       error,
+      ...(approval?.kind === "answered" && tool?.channel?.answer !== undefined
+        ? { answer: maskWith(tool.channel.answer.schema, approval.answer) }
+        : {}),
       at: new Date(services.clock.now()).toISOString(),
     };
     const interpreted = interpreterSpendStep(

@@ -6,6 +6,7 @@ import type { ChannelHandler } from "../channels/channel-of.js";
 import { ChannelOutcome } from "../channels/channel-outcome.js";
 import { ExecutionContext, type ExecutionFrame, type StepContext } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
+import { DtoValidationError } from "../errors/dto-validation-error.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
@@ -47,6 +48,18 @@ export function validateDecision(tool: AssembledTool, value: unknown): ToolCallA
 export function validatePauseAnswer(tool: AssembledTool, value: unknown): PauseAnswerValue {
   const answerDto = tool.channel?.answer;
   if (answerDto === undefined) return { decision: validateDecision(tool, value) };
+  // Like a decision, an answer with a field its DTO does not know is refused, not quietly trimmed.
+  const shape = (answerDto.schema as { shape?: Record<string, unknown> }).shape;
+  if (shape !== undefined && typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const unknown = Object.keys(value).filter((key) => !(key in shape));
+    if (unknown.length > 0) {
+      throw new DtoValidationError(
+        answerDto.name,
+        unknown.map((key) => ({ path: key, message: `${answerDto.name} has no field "${key}"` })),
+        { context: `the answer for ${tool.name}` },
+      );
+    }
+  }
   return { answer: parseDto(answerDto, value, `the answer for ${tool.name}`) };
 }
 

@@ -40,7 +40,7 @@ export function checkAnswerKind(
     throw new DtoValidationError("ResumeRequest", [
       {
         path: "decision",
-        message: `pause ${pause.pauseId} asks a question of ${pause.channel}: answer it with { answer } (a ${answerDto.name}), not a decision`,
+        message: `this pause asks a question of ${pause.channel}: answer it with { answer } (a ${answerDto.name}), not a decision`,
       },
     ]);
   }
@@ -48,7 +48,7 @@ export function checkAnswerKind(
     throw new DtoValidationError("ResumeRequest", [
       {
         path: "answer",
-        message: `pause ${pause.pauseId} asks ${pause.channel} to approve a call: answer it with { decision: { approved, reason?, overrideArguments? } }, not an answer`,
+        message: `this pause asks ${pause.channel} to approve a call: answer it with { decision: { approved, reason?, overrideArguments? } }, not an answer`,
       },
     ]);
   }

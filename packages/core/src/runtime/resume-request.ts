@@ -11,7 +11,8 @@ export interface DecisionResumeRequest {
 /** Answers a question role's pause with a value of the role's `answer` DTO. */
 export interface AnswerResumeRequest {
   readonly pauseId: string;
-  readonly answer: Record<string, unknown>;
+  /** A value of the role's `answer` DTO (a DTO instance or a plain object). */
+  readonly answer: object;
   readonly decision?: never;
   readonly reply?: never;
 }
