@@ -1,10 +1,11 @@
 import { StoreUnavailableError } from "@agboss/core";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { Kysely, sql } from "kysely";
 import { connectionTarget } from "./connection-target.js";
 import { openOwnedPool } from "./owned-pool.js";
 import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
 import type { PostgresStoreOptions } from "./postgres-store-options.js";
+import { SchemaScopedPostgresDialect } from "./schema-introspector.js";
 
 /** The environment variable that names the server when neither `connectionString` nor `pool` is given. */
 export const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
@@ -55,7 +56,7 @@ export class PostgresStore extends KyselyStore {
         clock: options.clock,
       });
     const target = connectionTarget(connectionString, options.pool);
-    const db = new Kysely<AgbossDatabase>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<AgbossDatabase>({ dialect: new SchemaScopedPostgresDialect({ pool }, schema) });
     const store = new PostgresStore({
       db,
       capabilities: POSTGRES_CAPABILITIES,

@@ -173,6 +173,30 @@ describe("two PostgresStore instances over one database", () => {
   });
 });
 
+describe("opening while other schemas come and go", () => {
+  test("a store migrates though other processes drop schemas meanwhile: it looks at its own schema only", async () => {
+    let churning = true;
+    const churn = withClient(async (client) => {
+      // Another process's schemas, each with a table, created and dropped as fast as the server allows.
+      while (churning) {
+        const other = `${uniqueSchema()}_churn`;
+        await client.query(`create schema ${pg.escapeIdentifier(other)}`);
+        await client.query(`create table ${pg.escapeIdentifier(other)}.t (id int)`);
+        await client.query(`drop schema ${pg.escapeIdentifier(other)} cascade`);
+      }
+    });
+    try {
+      for (let n = 0; n < 12; n += 1) {
+        const store = await openStore(schema());
+        expect(await store.pauses.findByTenantIdAndPauseId("acme", "none")).toBeUndefined();
+      }
+    } finally {
+      churning = false;
+      await churn;
+    }
+  });
+});
+
 describe("PostgresStore", () => {
   afterEach(() => {
     delete process.env[POSTGRES_URL_ENV];
