@@ -114,6 +114,7 @@ onEachBackendAndPostgres(ReturnsApplication, (test) => {
         }),
       }),
     ]);
+    expect(app.get(SettlementDesk).asked[0]?.ask.kind).toBe(PauseKind.Question);
     expect(app.get(SettlementDesk).asked[0]?.ask.value.arguments).toEqual({
       orderId: "ord_7",
       claimedCents: 1300,
@@ -322,6 +323,7 @@ onEachBackend(DeskApplication, (test) => {
     );
     expect(result.pending[0]?.kind).toBe(PauseKind.Approval);
     const pauseId = app.get(Desk).asked.at(-1)?.pauseId as string;
+    expect(app.get(Desk).asked.at(-1)?.ask.kind).toBe(PauseKind.Approval);
     const before = await frozen(store, "acme", pauseId, "acme/t-q7");
     const error = await app.resume({ pauseId, answer: { approved: true } }, lead).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DtoValidationError);

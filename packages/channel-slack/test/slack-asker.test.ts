@@ -7,6 +7,7 @@ import {
   findCause,
   MemoryLogger,
   memoryStore,
+  PauseKind,
   PauseStatus,
 } from "@agboss/core";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
@@ -66,6 +67,7 @@ const frame: ExecutionFrame = {
 
 const ask: ChannelAsk = {
   pauseId: "Q2hhbm5lbFBhdXNlMDAwMQ",
+  kind: PauseKind.Approval,
   value: { tool: "deploy-tool", agent: "release-agent", callId: "call-1", arguments: { service: "api" } },
 };
 

@@ -4,6 +4,7 @@ import {
   ChannelOutcome,
   ExecutionContext,
   LogLevel,
+  PauseKind,
   PauseResolution,
   PauseStatus,
 } from "@agboss/core";
@@ -32,6 +33,7 @@ onEachBackend(OfficeApplication, (test) => {
     expect(withdraw).toHaveBeenCalledTimes(1);
     expect(withdraw.mock.calls[0]?.[0]).toEqual({
       pauseId: refundPauseId,
+      kind: PauseKind.Approval,
       value: sent?.value,
       resolution: PauseResolution.Cancelled,
     });
@@ -42,7 +44,12 @@ onEachBackend(OfficeApplication, (test) => {
         send() {
           return Promise.resolve(ChannelOutcome.awaitReply());
         }
-      })().withdraw({ pauseId: "p", value: sent?.value as never, resolution: PauseResolution.Withdrawn }),
+      })().withdraw({
+        pauseId: "p",
+        kind: PauseKind.Approval,
+        value: sent?.value as never,
+        resolution: PauseResolution.Withdrawn,
+      }),
     ).resolves.toBeUndefined();
     expect(logger.entries.filter((e) => e.event === "channel.withdraw-failed")).toEqual([]);
   });

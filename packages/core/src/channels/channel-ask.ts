@@ -1,5 +1,5 @@
 import type { DeclaredTypeOr } from "../interpreters/component-types.js";
-import type { PauseCancellation } from "../pauses/pause-status.js";
+import type { PauseCancellation, PauseKind } from "../pauses/pause-status.js";
 
 /**
  * The arguments of the tool call a role approves: the role's `approves` DTO when a generated
@@ -24,12 +24,16 @@ export interface ChannelAskValue<TRole> {
 export interface ChannelAsk<TRole = unknown> {
   /** The pause's id: what `app.resume` takes, and a safe idempotency key (a retried send gets the same one). */
   readonly pauseId: string;
+  /** `approval` (the person approves or rejects the call) or `question` (they give the role's answer DTO). */
+  readonly kind: PauseKind;
   readonly value: ChannelAskValue<TRole>;
 }
 
 /** What a channel's `withdraw` gets when a pause it sent closes without an answer. */
 export interface ChannelWithdrawal<TRole = unknown> {
   readonly pauseId: string;
+  /** What the question asked for: `approval` or `question`. */
+  readonly kind: PauseKind;
   /** The value it was sent. */
   readonly value: ChannelAskValue<TRole>;
   /** Withdrawn (made obsolete) or Cancelled (app.cancel, the tree ended). */

@@ -9,7 +9,7 @@ import { parseDto } from "../dto/dto.js";
 import { DtoValidationError } from "../errors/dto-validation-error.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
-import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import { PauseKind, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { Fence } from "../store/fence.js";
 import type { PauseAnswer, PauseRecord } from "../store/pause-record.js";
 import type { BranchPath } from "./agent-state.js";
@@ -164,7 +164,11 @@ export async function awaitApproval(
     let outcome: unknown;
     try {
       outcome = await ExecutionContext.run({ ...frame, step }, () =>
-        handler.send({ pauseId: pause.pauseId, value: ask }),
+        handler.send({
+          pauseId: pause.pauseId,
+          kind: channel.answer === undefined ? PauseKind.Approval : PauseKind.Question,
+          value: ask,
+        }),
       );
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

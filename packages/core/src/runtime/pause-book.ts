@@ -190,6 +190,7 @@ export async function tellWithdrawn(
       ExecutionContext.run(frameOfPause(pause, controller.signal), () =>
         (handler.withdraw as NonNullable<ChannelHandler["withdraw"]>).call(handler, {
           pauseId: pause.pauseId,
+          kind: channel.answer === undefined ? PauseKind.Approval : PauseKind.Question,
           value: pause.ask as ChannelAskValue<unknown>,
           resolution,
         }),
