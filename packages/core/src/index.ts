@@ -193,6 +193,8 @@ export { ExecutionStatus } from "./runtime/execution-status.js";
 export { JoinDeadlineError } from "./runtime/launch-errors.js";
 export type { PauseInboxQuery, PauseSummary } from "./runtime/pause-inbox.js";
 export type {
+  AnswerOptions,
+  AnswerReceipt,
   AnswerResumeRequest,
   DecisionResumeRequest,
   ReplyResumeRequest,

@@ -45,7 +45,13 @@ import { ModelRegistry } from "./model-registry.js";
 import { closePending, type PauseStep, pendingOf, toolOfPause, writeAudit } from "./pause-book.js";
 import { listPauses, type PauseInboxQuery, type PauseSummary } from "./pause-inbox.js";
 import { checkAnswerKind, checkCredential, checkResumeRequest, notPaused } from "./resume-checks.js";
-import type { ResumeOptions, ResumeRequest } from "./resume-request.js";
+import type {
+  AnswerOptions,
+  AnswerReceipt,
+  ResumeCredential,
+  ResumeOptions,
+  ResumeRequest,
+} from "./resume-request.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** How long an execution tree's lease lasts unless renewed. */
@@ -122,6 +128,7 @@ export class App {
   readonly #internals: AppInternals;
   readonly #graphs = new Map<AnyClass, CompiledFlow>();
   readonly #running = new Map<string, AbortController>();
+  readonly #background = new Set<Promise<void>>();
   readonly #ownsStore: boolean;
   readonly #env: string;
   readonly #holder = randomUUID();
@@ -270,6 +277,69 @@ export class App {
    * await app.resume({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
    */
   async resume(request: ResumeRequest, options: ResumeOptions): Promise<ExecutionOutput> {
+    const { resolved, responder } = await this.#recordAnswer(request, options);
+    const tenantId = resolved.tenantId;
+    // The audit entry, the tree's record and the lease are independent: issued together, they share commits.
+    const [tree, , lease] = await Promise.all([
+      this.#treeOf(tenantId, resolved.rootExecutionId),
+      writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied }),
+      this.#acquireWaiting(`${tenantId}/${resolved.threadId}`),
+    ]);
+    return this.#moveAnswered(tree, lease, resolved, responder, options.record === true);
+  }
+
+  /**
+   * Records an answer and returns as soon as it is stored — phase 1 of {@link resume} — while this
+   * process moves the tree on in the background. For webhooks that must reply fast (Slack wants an
+   * answer within 3 s): once `answer` returns, the answer is durable and in the audit trail; if this
+   * process dies before the tree moved, the sweep of any instance takes the answered pause. Errors of
+   * the background move are logged (`answer.move-failed`) and recorded on the execution, never thrown
+   * here. `app.idle()` waits for the moves in flight; `close()` stops them.
+   *
+   * @example
+   * const receipt = await app.answer({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "U024BE7LH" });
+   */
+  async answer(request: ResumeRequest, options: AnswerOptions): Promise<AnswerReceipt> {
+    const { resolved, responder } = await this.#recordAnswer(request, options);
+    const { tenantId } = resolved;
+    await writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied });
+    const moving = (async () => {
+      const [tree, lease] = await Promise.all([
+        this.#treeOf(tenantId, resolved.rootExecutionId),
+        this.#acquireWaiting(`${tenantId}/${resolved.threadId}`),
+      ]);
+      await this.#moveAnswered(tree, lease, resolved, responder, false);
+    })().catch((error: unknown) => {
+      if (error instanceof AppClosedError) return;
+      const { logger, clock } = this.#internals;
+      logger.log({
+        level: LogLevel.Warn,
+        event: "answer.move-failed",
+        message: `moving execution ${resolved.rootExecutionId} after an answer failed: ${error instanceof Error ? error.message : String(error)}`,
+        fields: { tenantId, executionId: resolved.executionId, rootExecutionId: resolved.rootExecutionId },
+        at: clock.now(),
+      });
+    });
+    this.#background.add(moving);
+    void moving.finally(() => this.#background.delete(moving));
+    return {
+      pauseId: resolved.pauseId,
+      threadId: resolved.threadId,
+      executionId: resolved.executionId,
+      resolvedAt: new Date(resolved.resolvedAt ?? this.#internals.clock.now()).toISOString(),
+    };
+  }
+
+  /** Resolves when the trees this process moves in the background after {@link answer} have all moved. */
+  async idle(): Promise<void> {
+    while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
+  }
+
+  /** Phase 1: checks the request and the credential, reads a reply, and records the answer (Pending → Resolved). */
+  async #recordAnswer(
+    request: ResumeRequest,
+    options: ResumeCredential & { readonly tenantId?: string },
+  ): Promise<{ resolved: PauseRecord; responder: string }> {
     this.#assertOpen();
     const shape = checkResumeRequest(request);
     const tenantId = options.tenantId ?? "default";
@@ -299,18 +369,23 @@ export class App {
     if (resolved === undefined) {
       throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
     }
-    // The audit entry, the tree's record and the lease are independent: issued together, they share commits.
-    const [tree, , lease] = await Promise.all([
-      this.#treeOf(tenantId, resolved.rootExecutionId),
-      writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied }),
-      this.#acquireWaiting(`${tenantId}/${resolved.threadId}`),
-    ]);
+    return { resolved, responder };
+  }
+
+  /** Phase 2: moves the answered tree under its lease, taking every resolved pause. */
+  async #moveAnswered(
+    tree: Tree,
+    lease: Lease,
+    resolved: PauseRecord,
+    responder: string,
+    withRecord: boolean,
+  ): Promise<ExecutionOutput> {
     await this.#emit("onExecutionResume", {
       ...this.#eventBase(tree.frame),
       pauseId: resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined,
       answeredBy: responder,
     });
-    return this.#pass(tree, lease, CONTINUE, options.record === true);
+    return this.#pass(tree, lease, CONTINUE, withRecord);
   }
 
   /** The application's pauses, for an inbox or an admin panel. A Channel pause's id is never shown. */
@@ -373,6 +448,8 @@ export class App {
     this.#closed = true;
     this.#sweep?.cancel();
     for (const controller of this.#running.values()) controller.abort(new AppClosedError());
+    // Background moves stop with the passes they run; an answer they leave resolved waits for a sweep.
+    await this.idle();
     try {
       await this.#internals.container.stop();
     } finally {

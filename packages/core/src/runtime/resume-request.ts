@@ -43,3 +43,19 @@ export type ResumeOptions = ResumeCredential & {
   /** Return the execution record as `result.record`. */
   readonly record?: boolean;
 };
+
+/** Options of `app.answer`: who answers, and the tenant. */
+export type AnswerOptions = ResumeCredential & {
+  /** Default `default`. */
+  readonly tenantId?: string;
+};
+
+/** What `app.answer` returns: the answer is recorded; the tree moves on in the background. */
+export interface AnswerReceipt {
+  readonly pauseId: string;
+  readonly threadId: string;
+  /** The execution the pause waited in (the root's, or a child's). */
+  readonly executionId: string;
+  /** When the answer was recorded (ISO 8601 on the application's Clock). */
+  readonly resolvedAt: string;
+}
