@@ -3,6 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { measurePair, type PhaseSummary, type SideSummary } from "./measure.js";
+import {
+  DEFAULT_POSTGRES_URL,
+  describeUrl,
+  PostgresServer,
+  type PostgresTarget,
+  PostgresUnavailableError,
+  tracePostgres,
+} from "./postgres.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
 import { resumeLatencyScenario } from "./scenarios/resume-latency.js";
@@ -32,10 +40,15 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --warmup N       executions per side before measuring (default 100)
   --rounds N       rounds; medians over rounds are reported (default 3)
   --chunk N        executions a side runs before the other takes its turn within a round (default 10)
-  --backend B      sqlite (default: a SQLite file per side) or memory (in-memory store vs MemorySaver)
-  --synchronous S  default (each library's own: AGBoss FULL, SqliteSaver NORMAL), normal or full on both
+  --backend B      sqlite (default: a SQLite file per side), postgres (postgresStore vs PostgresSaver, a
+                   fresh schema each on one server) or memory (in-memory store vs MemorySaver)
+  --postgres-url U with --backend postgres: the server and database (default AGBOSS_POSTGRES_URL, else
+                   ${DEFAULT_POSTGRES_URL})
+  --synchronous S  SQLite only: default (each library's own: AGBoss FULL, SqliteSaver NORMAL), normal or
+                   full on both
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
+                   (resume-latency runs on sqlite and memory only)
   --resumes N      resume-latency: measured resumes per store (default 200)
   --skip-100k      resume-latency: only the store with 1,000 waiting pauses (a quick run)
   --help           print this`;
@@ -46,9 +59,13 @@ interface BenchOptions {
   readonly rounds: number;
   readonly chunk: number;
   readonly backend: Backend;
+  /** With `--backend postgres`: the server both sides use. */
+  readonly postgresUrl: string | undefined;
   readonly synchronous: Synchronous;
   readonly traceStore: boolean;
   readonly scenarios: readonly Scenario[];
+  /** Scenarios left out because they do not run on the chosen backend (only when none was named). */
+  readonly skipped: readonly Scenario[];
   readonly resumes: number;
   readonly pendingLevels: readonly number[];
 }
@@ -71,6 +88,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       rounds: { type: "string" },
       chunk: { type: "string" },
       backend: { type: "string" },
+      "postgres-url": { type: "string" },
       synchronous: { type: "string" },
       scenario: { type: "string", multiple: true },
       resumes: { type: "string" },
@@ -88,21 +106,40 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       `unknown scenario ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.id).join(", ")}`,
     );
   const backend = values.backend ?? "sqlite";
-  if (backend !== "sqlite" && backend !== "memory")
-    throw new Error(`--backend must be sqlite or memory, got "${backend}"`);
+  if (backend !== "sqlite" && backend !== "memory" && backend !== "postgres")
+    throw new Error(`--backend must be sqlite, postgres or memory, got "${backend}"`);
   const synchronous = (values.synchronous ?? "default").toUpperCase();
   if (synchronous !== "DEFAULT" && synchronous !== "NORMAL" && synchronous !== "FULL") {
     throw new Error(`--synchronous must be default, normal or full, got "${values.synchronous}"`);
   }
+  if (backend === "postgres" && synchronous !== "DEFAULT") {
+    throw new Error(
+      "--synchronous is a SQLite setting; on --backend postgres both sides commit under the server's own synchronous_commit",
+    );
+  }
+  if (backend !== "postgres" && values["postgres-url"] !== undefined)
+    throw new Error("--postgres-url needs --backend postgres");
+  const chosen = wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.id));
+  const unsupported = chosen.filter((s) => !s.backends.includes(backend));
+  if (wanted.length > 0 && unsupported.length > 0) {
+    throw new Error(
+      `${unsupported.map((s) => s.id).join(", ")} does not run on --backend ${backend} (only on ${unsupported[0]?.backends.join(", ")})`,
+    );
+  }
   return {
     backend,
+    postgresUrl:
+      backend === "postgres"
+        ? (values["postgres-url"] ?? process.env.AGBOSS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL)
+        : undefined,
     traceStore: values["trace-store"] === true,
     synchronous: synchronous === "DEFAULT" ? "default" : synchronous,
     iterations: positiveInteger("iterations", values.iterations, 200, 1),
     warmup: positiveInteger("warmup", values.warmup, 100, 0),
     rounds: positiveInteger("rounds", values.rounds, 3, 1),
     chunk: positiveInteger("chunk", values.chunk, 10, 1),
-    scenarios: wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.id)),
+    scenarios: chosen.filter((s) => s.backends.includes(backend)),
+    skipped: unsupported,
     resumes: positiveInteger("resumes", values.resumes, 200, 1),
     pendingLevels: values["skip-100k"] === true ? PENDING_LEVELS.slice(0, 1) : PENDING_LEVELS,
   };
@@ -136,11 +173,13 @@ function contextOf(
   dir: string,
   trace: ScenarioContext["trace"],
   sqlTimings?: (file: string) => CallTimings,
+  postgres?: PostgresTarget,
 ): ScenarioContext {
   return {
     dir,
     sqlTimings,
     backend: options.backend,
+    postgres,
     synchronous: options.synchronous,
     progress,
     trace,
@@ -168,12 +207,19 @@ async function runScenario(
   scenario: PairScenario,
   options: BenchOptions,
   sqlTimings: ((file: string) => CallTimings) | undefined,
+  server: PostgresServer | undefined,
 ): Promise<ScenarioResult> {
   const dir = mkdtempSync(join(tmpdir(), `agboss-bench-${scenario.id}-`));
   progress(`▶ ${scenario.title}: ${scenario.description}`);
   const trace = options.traceStore ? { agboss: new CallTimings(), langgraph: new CallTimings() } : undefined;
+  const target = await server?.freshTarget(scenario.id);
+  if (target !== undefined) {
+    progress(
+      `  postgres: schemas ${target.schemas.agboss} and ${target.schemas.langgraph}, made for this run`,
+    );
+  }
   try {
-    const opened = await scenario.open(contextOf(options, dir, trace));
+    const opened = await scenario.open(contextOf(options, dir, trace, undefined, target));
     const files = opened.files;
     const sql =
       sqlTimings === undefined || files === undefined
@@ -212,6 +258,7 @@ async function runScenario(
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    if (target !== undefined) await server?.drop(target);
   }
 }
 
@@ -318,6 +365,7 @@ function runJson(options: BenchOptions) {
     chunk: options.chunk,
     backend: options.backend,
     synchronous: options.synchronous,
+    ...(options.postgresUrl === undefined ? {} : { postgres: describeUrl(options.postgresUrl) }),
     targetRatio: TARGET_RATIO,
   };
 }
@@ -391,17 +439,49 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
+  let server: PostgresServer | undefined;
+  if (options.postgresUrl !== undefined) {
+    try {
+      server = await PostgresServer.connect(options.postgresUrl);
+    } catch (error) {
+      if (!(error instanceof PostgresUnavailableError)) throw error;
+      console.error(`AGBoss bench (postgres): ${error.message}`);
+      process.exitCode = 1;
+      return;
+    }
+  }
+  const settings =
+    server === undefined
+      ? `${options.backend}, synchronous ${options.synchronous}`
+      : `postgres at ${describeUrl(server.url)}: ${server.facts}`;
   progress(
-    `AGBoss bench (${options.backend}, synchronous ${options.synchronous}): ${options.rounds} rounds × ${options.iterations} executions per side in turns of ${options.chunk}, ${options.warmup} warm-up, node ${process.version}`,
+    `AGBoss bench (${settings}): ${options.rounds} rounds × ${options.iterations} executions per side in turns of ${options.chunk}, ${options.warmup} warm-up, node ${process.version}`,
   );
-  const sqlTimings = options.traceStore && options.backend === "sqlite" ? traceSqlite() : undefined;
+  for (const s of options.skipped) progress(`  (${s.id} runs on ${s.backends.join(" and ")} only: left out)`);
+  const sqlTimings = !options.traceStore
+    ? undefined
+    : options.backend === "sqlite"
+      ? traceSqlite()
+      : options.backend === "postgres"
+        ? tracePostgres()
+        : undefined;
+  // Ctrl-C must not leave the run's schemas behind.
+  const onInterrupt = () => {
+    void (server?.close() ?? Promise.resolve()).finally(() => process.exit(130));
+  };
+  if (server !== undefined) process.once("SIGINT", onInterrupt);
   const results: (ScenarioResult | SoloScenarioResult)[] = [];
-  for (const scenario of options.scenarios) {
-    results.push(
-      scenario.kind === "pair"
-        ? await runScenario(scenario, options, sqlTimings)
-        : await runSoloScenario(scenario, options, sqlTimings),
-    );
+  try {
+    for (const scenario of options.scenarios) {
+      results.push(
+        scenario.kind === "pair"
+          ? await runScenario(scenario, options, sqlTimings, server)
+          : await runSoloScenario(scenario, options, sqlTimings),
+      );
+    }
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    await server?.close();
   }
   printTable(results.filter((r): r is ScenarioResult => !("result" in r)));
   for (const r of results) {

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import {
   Agent,
   Application,
@@ -8,9 +7,9 @@ import {
   ExecutionStatus,
   ModelProvider,
   type ModelProviderHandler,
-  memoryStore,
   replyWith,
   ScriptedChatModel,
+  type StoreFactory,
   start,
   Tool,
   type ToolHandler,
@@ -20,16 +19,14 @@ import {
   WorkflowStart,
   WorkflowStartTextDto,
 } from "@agboss/core";
-import { sqliteStore } from "@agboss/store-sqlite";
 import { tool } from "@langchain/core/tools";
-import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { z } from "zod";
+import { type LangGraphCheckpointer, pairBackend } from "../backends.js";
 import type { BenchSide } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
 import { TwoTurnLangChainModel } from "../two-turn-langchain-model.js";
-import type { OpenedScenario, PairScenario, ScenarioContext, Synchronous } from "./scenario.js";
+import type { OpenedScenario, PairScenario, ScenarioContext } from "./scenario.js";
 
 // The work both sides do: the user asks about an order, the model calls the lookup tool once, reads its
 // result and answers with a text. Same prompt, same tool, same input validation, same two model turns.
@@ -55,7 +52,7 @@ function lookupOrder(orderId: string): LookupOrderOutput {
 const toolRuns = { agboss: 0, langgraph: 0 };
 
 // ---------------------------------------------------------------------------------------------------
-// AGBoss: start → agent (one tool) → finish, on @agboss/store-sqlite.
+// AGBoss: start → agent (one tool) → finish, on the store `--backend` names.
 
 @Tool({
   name: TOOL_NAME,
@@ -118,15 +115,7 @@ class BenchModelProvider implements ModelProviderHandler {
 @Application({ name: "bench-application", workflows: [OrderStatusWorkflow], providers: [BenchModelProvider] })
 class BenchApplication {}
 
-async function openAgboss(
-  path: string | undefined,
-  synchronous: Synchronous,
-  timings: CallTimings | undefined,
-): Promise<BenchSide> {
-  const store =
-    path === undefined
-      ? memoryStore()
-      : sqliteStore(synchronous === "default" ? { path } : { path, synchronous });
+async function openAgboss(store: StoreFactory, timings: CallTimings | undefined): Promise<BenchSide> {
   const app = await createApp(BenchApplication, { store });
   if (timings !== undefined) {
     const { threads, executions, leases, pauses, checkpointer } = app.store;
@@ -155,17 +144,11 @@ async function openAgboss(
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Raw LangGraph: createReactAgent with the same tool and a scripted LangChain chat model, on SqliteSaver.
+// Raw LangGraph: createReactAgent with the same tool and a scripted LangChain chat model, on the
+// checkpointer `--backend` names (SqliteSaver, PostgresSaver or MemorySaver).
 
-function openLangGraph(
-  path: string | undefined,
-  synchronous: Synchronous,
-  timings: CallTimings | undefined,
-): { side: BenchSide; saver: SqliteSaver | undefined } {
-  const saver = path === undefined ? undefined : SqliteSaver.fromConnString(path);
-  if (saver !== undefined && synchronous !== "default") saver.db.pragma(`synchronous = ${synchronous}`);
-  const checkpointer = saver ?? new MemorySaver();
-  timings?.wrap(checkpointer, "checkpointer");
+function openLangGraph(checkpointer: LangGraphCheckpointer, timings: CallTimings | undefined): BenchSide {
+  timings?.wrap(checkpointer.saver, "checkpointer");
   const lookupTool = tool(
     (input: LookupOrderInput) => {
       toolRuns.langgraph += 1;
@@ -177,9 +160,9 @@ function openLangGraph(
     llm: new TwoTurnLangChainModel({ tool: TOOL_NAME, args: { orderId: ORDER_ID }, answer: ANSWER }),
     tools: [lookupTool],
     prompt: SYSTEM_PROMPT,
-    checkpointSaver: checkpointer,
+    checkpointSaver: checkpointer.saver,
   });
-  const side: BenchSide = {
+  return {
     label: "langgraph",
     async runOnce(iteration) {
       const before = toolRuns.langgraph;
@@ -192,16 +175,8 @@ function openLangGraph(
         throw new Error(`LangGraph execution ${iteration} ended with ${JSON.stringify(last?.content)}`);
       }
     },
-    async close() {
-      saver?.db.close();
-    },
+    close: () => checkpointer.close(),
   };
-  return { side, saver };
-}
-
-function pragmas(saver: SqliteSaver): string {
-  const read = (name: string) => String(saver.db.pragma(name, { simple: true }));
-  return `journal_mode=${read("journal_mode")}, synchronous=${read("synchronous")}`;
 }
 
 export const oneToolAgentScenario: PairScenario = {
@@ -209,31 +184,23 @@ export const oneToolAgentScenario: PairScenario = {
   id: "one-tool-agent",
   title: "one-tool agent workflow",
   description:
-    "start → agent → finish on a SQLite file; the scripted model calls one tool, then answers (two model turns); each execution on a new thread.",
+    "start → agent → finish; the scripted model calls one tool, then answers (two model turns); each execution on a new thread.",
+  backends: ["sqlite", "postgres", "memory"],
   async open(context: ScenarioContext): Promise<OpenedScenario> {
-    const sqlite = context.backend === "sqlite";
-    const agbossPath = sqlite ? join(context.dir, "agboss.sqlite") : undefined;
-    const langgraphPath = sqlite ? join(context.dir, "langgraph.sqlite") : undefined;
-    const agboss = await openAgboss(agbossPath, context.synchronous, context.trace?.agboss);
-    const { side: langgraph, saver } = openLangGraph(
-      langgraphPath,
-      context.synchronous,
-      context.trace?.langgraph,
-    );
+    const backend = pairBackend(context, "bench-application");
+    const agboss = await openAgboss(backend.agbossStore, context.trace?.agboss);
+    let checkpointer: LangGraphCheckpointer;
+    try {
+      checkpointer = await backend.openCheckpointer();
+    } catch (error) {
+      await agboss.close();
+      throw error;
+    }
     return {
       agboss,
-      langgraph,
-      files:
-        agbossPath === undefined || langgraphPath === undefined
-          ? undefined
-          : { agboss: agbossPath, langgraph: langgraphPath },
-      notes: () =>
-        saver === undefined
-          ? ["agboss: memoryStore(); langgraph: MemorySaver"]
-          : [
-              `agboss: sqliteStore at ${agbossPath} (synchronous=${context.synchronous === "default" ? "FULL, the store's default" : context.synchronous})`,
-              `langgraph: SqliteSaver at ${langgraphPath} (${pragmas(saver)})`,
-            ],
+      langgraph: openLangGraph(checkpointer, context.trace?.langgraph),
+      files: backend.sqlKeys,
+      notes: () => [`agboss: ${backend.agbossDescription}`, `langgraph: ${checkpointer.describe()}`],
     };
   },
 };

@@ -1,11 +1,8 @@
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createApp, ExecutionStatus, memoryStore } from "@agboss/core";
-import { sqliteStore } from "@agboss/store-sqlite";
+import { createApp, ExecutionStatus, type StoreFactory } from "@agboss/core";
 import { tool } from "@langchain/core/tools";
-import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
+import { Command, interrupt } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { z } from "zod";
 import {
   ApprovalApplication,
@@ -23,10 +20,11 @@ import {
   refundInput,
   refundRuns,
 } from "../approval-app.js";
+import { type LangGraphCheckpointer, pairBackend } from "../backends.js";
 import { type BenchSide, PhaseTimings } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
 import { TwoTurnLangChainModel } from "../two-turn-langchain-model.js";
-import type { OpenedScenario, PairScenario, ScenarioContext, Synchronous } from "./scenario.js";
+import type { OpenedScenario, PairScenario, ScenarioContext } from "./scenario.js";
 
 // One round trip: execute → the refund tool's channel pauses the execution → a manager's decision
 // resumes it → the tool runs → the agent answers. Both halves are timed apart (`pause`, `resume`).
@@ -34,15 +32,10 @@ import type { OpenedScenario, PairScenario, ScenarioContext, Synchronous } from 
 const TENANT = "bench-tenant";
 
 async function openAgboss(
-  path: string | undefined,
-  synchronous: Synchronous,
+  store: StoreFactory,
   timings: CallTimings | undefined,
   phases: PhaseTimings,
 ): Promise<BenchSide> {
-  const store =
-    path === undefined
-      ? memoryStore()
-      : sqliteStore(synchronous === "default" ? { path } : { path, synchronous });
   const app = await createApp(ApprovalApplication, { store });
   if (timings !== undefined) {
     const { threads, executions, leases, pauses, checkpointer } = app.store;
@@ -90,15 +83,11 @@ async function openAgboss(
 }
 
 function openLangGraph(
-  path: string | undefined,
-  synchronous: Synchronous,
+  checkpointer: LangGraphCheckpointer,
   timings: CallTimings | undefined,
   phases: PhaseTimings,
-): { side: BenchSide; saver: SqliteSaver | undefined } {
-  const saver = path === undefined ? undefined : SqliteSaver.fromConnString(path);
-  if (saver !== undefined && synchronous !== "default") saver.db.pragma(`synchronous = ${synchronous}`);
-  const checkpointer = saver ?? new MemorySaver();
-  timings?.wrap(checkpointer, "checkpointer");
+): BenchSide {
+  timings?.wrap(checkpointer.saver, "checkpointer");
   // The tool asks first: `interrupt()` ends the pass on its first run; on resume the tool node runs the
   // tool again, `interrupt()` returns the decision, and the refund happens once, after approval.
   const refundTool = tool(
@@ -114,9 +103,9 @@ function openLangGraph(
     llm: new TwoTurnLangChainModel({ tool: REFUND_TOOL_NAME, args: REFUND_ARGS, answer: REFUND_ANSWER }),
     tools: [refundTool],
     prompt: REFUND_PROMPT,
-    checkpointSaver: checkpointer,
+    checkpointSaver: checkpointer.saver,
   });
-  const side: BenchSide = {
+  return {
     label: "langgraph",
     async runOnce(iteration) {
       const config = { configurable: { thread_id: `langgraph-${iteration}` } };
@@ -141,16 +130,8 @@ function openLangGraph(
       phases.add("langgraph", "pause", t1 - t0);
       phases.add("langgraph", "resume", t2 - t1);
     },
-    async close() {
-      saver?.db.close();
-    },
+    close: () => checkpointer.close(),
   };
-  return { side, saver };
-}
-
-function pragmas(saver: SqliteSaver): string {
-  const read = (name: string) => String(saver.db.pragma(name, { simple: true }));
-  return `journal_mode=${read("journal_mode")}, synchronous=${read("synchronous")}`;
 }
 
 export const pauseResumeScenario: PairScenario = {
@@ -159,34 +140,27 @@ export const pauseResumeScenario: PairScenario = {
   title: "pause → resume round trip",
   description:
     "execute until the refund tool's channel pauses, then app.resume approves, the tool runs and the agent answers (vs interrupt() + Command({ resume })); a new thread each time.",
+  backends: ["sqlite", "postgres", "memory"],
   async open(context: ScenarioContext): Promise<OpenedScenario> {
-    const sqlite = context.backend === "sqlite";
-    const agbossPath = sqlite ? join(context.dir, "agboss.sqlite") : undefined;
-    const langgraphPath = sqlite ? join(context.dir, "langgraph.sqlite") : undefined;
+    const backend = pairBackend(context, "bench-approval-application");
     const phases = new PhaseTimings();
-    const agboss = await openAgboss(agbossPath, context.synchronous, context.trace?.agboss, phases);
-    const { side: langgraph, saver } = openLangGraph(
-      langgraphPath,
-      context.synchronous,
-      context.trace?.langgraph,
-      phases,
-    );
+    const agboss = await openAgboss(backend.agbossStore, context.trace?.agboss, phases);
+    let checkpointer: LangGraphCheckpointer;
+    try {
+      checkpointer = await backend.openCheckpointer();
+    } catch (error) {
+      await agboss.close();
+      throw error;
+    }
     return {
       agboss,
-      langgraph,
+      langgraph: openLangGraph(checkpointer, context.trace?.langgraph, phases),
       phases,
-      files:
-        agbossPath === undefined || langgraphPath === undefined
-          ? undefined
-          : { agboss: agbossPath, langgraph: langgraphPath },
+      files: backend.sqlKeys,
       notes: () => [
         "one execution = one round trip; pause = execute until it rests paused, resume = app.resume / Command({ resume }) until the answer",
-        ...(saver === undefined
-          ? ["agboss: memoryStore(); langgraph: MemorySaver"]
-          : [
-              `agboss: sqliteStore at ${agbossPath} (synchronous=${context.synchronous === "default" ? "FULL, the store's default" : context.synchronous})`,
-              `langgraph: SqliteSaver at ${langgraphPath} (${pragmas(saver)})`,
-            ]),
+        `agboss: ${backend.agbossDescription}`,
+        `langgraph: ${checkpointer.describe()}`,
       ],
     };
   },

@@ -345,6 +345,7 @@ export const resumeLatencyScenario: SoloScenario = {
   title: "resume latency under pending pauses",
   description:
     "app.resume (from a second app on its own connection) of a fresh pause, in a store where 1,000 and in one where 100,000 other pauses wait over 10 tenants; the stores take turns.",
+  backends: ["sqlite", "memory"],
   async run(context: ScenarioContext): Promise<SoloResult> {
     const { progress } = context;
     const synchronous = context.synchronous === "default" ? "FULL" : context.synchronous;

@@ -1,8 +1,9 @@
 import type { BenchSide, PhaseTimings } from "../measure.js";
+import type { PostgresTarget } from "../postgres.js";
 import type { CallTimings } from "../store-timing.js";
 
 /** Where a scenario's sides keep their state. */
-export type Backend = "sqlite" | "memory";
+export type Backend = "sqlite" | "memory" | "postgres";
 
 /** SQLite's durability setting for a run. */
 export type Synchronous = "default" | "NORMAL" | "FULL";
@@ -12,10 +13,13 @@ export interface ScenarioContext {
   /** A fresh temporary directory for this scenario's database files; removed after the run. */
   readonly dir: string;
   /**
-   * Where both sides keep their state: `sqlite` (the benchmark: a file each) or `memory` (AGBoss's
+   * Where both sides keep their state: `sqlite` (the benchmark: a file each), `postgres` (AGBoss's
+   * Postgres store against LangGraph's PostgresSaver, a schema each on one server) or `memory` (AGBoss's
    * in-memory store against LangGraph's MemorySaver), which shows what the runtimes cost without disks.
    */
   readonly backend: Backend;
+  /** With `--backend postgres`: the server and the two fresh schemas made for this scenario. */
+  readonly postgres?: PostgresTarget | undefined;
   /**
    * SQLite's `synchronous` on both sides, or `default` for each library's own (AGBoss's store: FULL;
    * SqliteSaver: better-sqlite3's WAL default, NORMAL).
@@ -41,7 +45,10 @@ export interface OpenedScenario {
   readonly langgraph: BenchSide;
   /** Facts worth printing after the run, e.g. each database's file, journal mode and sync level. */
   notes(): readonly string[];
-  /** The database file of each side, to match SQL timings to sides; undefined in memory. */
+  /**
+   * Where the SQL tracer files each side's statements, to match SQL timings to sides: the database file
+   * on SQLite, the connections' `application_name` on Postgres; undefined in memory.
+   */
   readonly files?: { readonly agboss: string; readonly langgraph: string } | undefined;
   /**
    * Where a side times the parts of one execution (e.g. `pause` and `resume` of a round trip); the
@@ -65,6 +72,8 @@ interface ScenarioBase {
   readonly title: string;
   /** One sentence on what an execution does. */
   readonly description: string;
+  /** The `--backend`s it can run on. */
+  readonly backends: readonly Backend[];
 }
 
 /**
