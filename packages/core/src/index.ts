@@ -28,7 +28,12 @@ export {
   type QuestionRoleOptions,
 } from "./channels/channel-decorators.js";
 export { type ChannelHandler, ChannelOf } from "./channels/channel-of.js";
-export { ChannelOutcome, type RoleAnswer } from "./channels/channel-outcome.js";
+export {
+  ChannelOutcome,
+  type ChannelRef,
+  MAX_CHANNEL_REF_BYTES,
+  type RoleAnswer,
+} from "./channels/channel-outcome.js";
 export { Agent, type AgentOptions } from "./components/agent.js";
 export { Application, type ApplicationOptions } from "./components/application.js";
 export { ComponentKind } from "./components/component-kind.js";

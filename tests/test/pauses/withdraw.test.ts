@@ -54,6 +54,44 @@ onEachBackend(OfficeApplication, (test) => {
     expect(logger.entries.filter((e) => e.event === "channel.withdraw-failed")).toEqual([]);
   });
 
+  test("a channel's ref from awaitReply({ ref }) is kept with the pause and handed back to withdraw", async ({
+    app,
+    mockLlm,
+    mockOf,
+    store,
+  }) => {
+    const ref = { channel: "C024BE91L", ts: "1700000000.000100" };
+    const send = mockOf(TestRefundApprovalChannel).send;
+    send.mockResolvedValue(ChannelOutcome.awaitReply({ ref }));
+    const withdraw = mockOf(TestRefundApprovalChannel).withdraw;
+    await pauseRefund(app, mockLlm, "t-wd-ref");
+    const pauseId = send.mock.calls[0]?.[0].pauseId as string;
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", pauseId))?.channelRef).toEqual(ref);
+    await app.cancel("t-wd-ref", { tenantId: "acme" });
+    expect(withdraw).toHaveBeenCalledTimes(1);
+    expect(withdraw.mock.calls[0]?.[0]).toMatchObject({
+      pauseId,
+      ref,
+      resolution: PauseResolution.Cancelled,
+    });
+  });
+
+  test("a ref that is not JSON, or too large, fails the step with what to keep instead", async ({
+    app,
+    mockLlm,
+    mockOf,
+  }) => {
+    const send = mockOf(TestRefundApprovalChannel).send;
+    send.mockResolvedValueOnce(ChannelOutcome.awaitReply({ ref: "x".repeat(5000) }));
+    const large = await pauseRefund(app, mockLlm, "t-wd-ref-large").catch((e: unknown) => e);
+    expect(large).toBeInstanceOf(AgentFailedError);
+    expect((large as Error).message).toContain("keep it under 4096");
+    send.mockResolvedValueOnce(ChannelOutcome.awaitReply({ ref: { at: 1n } as never }));
+    const notJson = await pauseRefund(app, mockLlm, "t-wd-ref-bigint").catch((e: unknown) => e);
+    expect(notJson).toBeInstanceOf(AgentFailedError);
+    expect((notJson as Error).message).toContain("is not JSON");
+  });
+
   test("[WD-02] of two instances cancelling at once, exactly one closes the pause and tells the channel", async ({
     app,
     openApp,

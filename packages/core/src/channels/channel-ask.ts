@@ -1,5 +1,6 @@
 import type { DeclaredTypeOr } from "../interpreters/component-types.js";
 import type { PauseCancellation, PauseKind } from "../pauses/pause-status.js";
+import type { ChannelRef } from "./channel-outcome.js";
 
 /**
  * The arguments of the tool call a role approves: the role's `approves` DTO when a generated
@@ -38,4 +39,6 @@ export interface ChannelWithdrawal<TRole = unknown> {
   readonly value: ChannelAskValue<TRole>;
   /** Withdrawn (made obsolete) or Cancelled (app.cancel, the tree ended). */
   readonly resolution: PauseCancellation;
+  /** What the channel's `send` kept with `ChannelOutcome.awaitReply({ ref })`; undefined when it kept nothing. */
+  readonly ref?: ChannelRef | undefined;
 }

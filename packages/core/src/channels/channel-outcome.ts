@@ -3,6 +3,18 @@ import type { ToolCallApprovalDecisionDto } from "./approval-dtos.js";
 
 const OUTCOME = Symbol.for("agboss.channel-outcome");
 
+/** What a channel keeps to find a question again: JSON (a string, a number, a record of them…). */
+export type ChannelRef =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly ChannelRef[]
+  | { readonly [key: string]: ChannelRef };
+
+/** The most JSON a channel may keep on a pause as its `ref`. */
+export const MAX_CHANNEL_REF_BYTES = 4096;
+
 /**
  * A question role's answer: its `answer` DTO when a generated `.agboss/types.d.ts` declares it (the
  * role's `__agbossTypes` output), else any object.
@@ -22,21 +34,32 @@ export class ChannelOutcome<_TRole = unknown> {
   readonly decision: ToolCallApprovalDecisionDto | undefined;
   /** The answer, for `answered`. */
   readonly answer: unknown;
+  /** For `await-reply`: what the channel keeps to find its question again, handed back on withdraw. */
+  readonly ref: ChannelRef | undefined;
 
   private constructor(
     kind: "await-reply" | "decided" | "answered",
     decision: ToolCallApprovalDecisionDto | undefined,
     answer?: unknown,
+    ref?: ChannelRef,
   ) {
     this.kind = kind;
     this.decision = decision;
     this.answer = answer;
+    this.ref = ref;
     void this.#brand;
   }
 
-  /** The question was posted; the call pauses until `app.resume` answers it by its pauseId. */
-  static awaitReply<TRole = unknown>(): ChannelOutcome<TRole> {
-    return new ChannelOutcome<TRole>("await-reply", undefined);
+  /**
+   * The question was posted; the call pauses until `app.resume` answers it by its pauseId. `ref` is
+   * kept on the pause and handed back in `withdraw` (a chat message's id, say), so the channel can
+   * take the question back without searching for it. At most 4 KB of JSON.
+   *
+   * @example
+   * return ChannelOutcome.awaitReply({ ref: { channel: posted.channel, ts: posted.ts } });
+   */
+  static awaitReply<TRole = unknown>(options: { readonly ref?: ChannelRef } = {}): ChannelOutcome<TRole> {
+    return new ChannelOutcome<TRole>("await-reply", undefined, undefined, options.ref);
   }
 
   /** The channel decided at once; the call never pauses. The decision is validated like any other. */

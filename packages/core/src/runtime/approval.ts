@@ -3,7 +3,7 @@ import type { AssembledAgent, AssembledTool } from "../assembly/assembled-applic
 import { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
-import { ChannelOutcome } from "../channels/channel-outcome.js";
+import { ChannelOutcome, MAX_CHANNEL_REF_BYTES } from "../channels/channel-outcome.js";
 import { ExecutionContext, type ExecutionFrame, type StepContext } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { DtoValidationError } from "../errors/dto-validation-error.js";
@@ -18,6 +18,28 @@ import { BranchWithdrawnError } from "./launch-errors.js";
 import { newPauseId, type PauseStep, tellWithdrawn, writeAudit } from "./pause-book.js";
 import type { RuntimeServices } from "./runtime-services.js";
 import { stepRecord } from "./step-record.js";
+
+/** The channel's ref as the pause keeps it: JSON of at most {@link MAX_CHANNEL_REF_BYTES}, or an error saying why not. */
+function checkedRef(ref: unknown, who: () => string): unknown {
+  if (ref === undefined) return undefined;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(ref);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) {
+    return new Error(
+      `${who()} returned a ref that is not JSON; keep ids and names in it (strings, numbers, records).`,
+    );
+  }
+  if (Buffer.byteLength(text, "utf8") > MAX_CHANNEL_REF_BYTES) {
+    return new Error(
+      `${who()} returned a ref of ${Buffer.byteLength(text, "utf8")} bytes; keep it under ${MAX_CHANNEL_REF_BYTES} (an id to find the question by, not the question).`,
+    );
+  }
+  return JSON.parse(text) as unknown;
+}
 
 /** How an approval or a question ended. @internal */
 export type Approval =
@@ -221,7 +243,9 @@ export async function awaitApproval(
         return outcomeOf(value, input, channel.name);
       }
     } else {
-      const sent = await store.pauses.markSent(tenantId, pause.pauseId, fence);
+      const ref = checkedRef(outcome.ref, () => `channel "${channel.name}"`);
+      if (ref instanceof Error) throw new AgentFailedError(agent.name, args.nodeId, ref.message);
+      const sent = await store.pauses.markSent(tenantId, pause.pauseId, fence, ref);
       if (sent === undefined) {
         const now = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
         // Closed while send was still returning: this step tells the channel, now that it can.

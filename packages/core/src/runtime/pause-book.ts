@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AssembledApplication, AssembledTool } from "../assembly/assembled-application.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
+import type { ChannelRef } from "../channels/channel-outcome.js";
 import {
   ExecutionContext,
   type ExecutionFrame,
@@ -193,6 +194,7 @@ export async function tellWithdrawn(
           kind: channel.answer === undefined ? PauseKind.Approval : PauseKind.Question,
           value: pause.ask as ChannelAskValue<unknown>,
           resolution,
+          ref: pause.channelRef as ChannelRef | undefined,
         }),
       ),
       timedOut,

@@ -45,6 +45,8 @@ export interface PauseRecord {
   readonly answer: PauseAnswer | undefined;
   readonly askedAt: number;
   readonly resolvedAt: number | undefined;
+  /** What the channel's send returned to find its question again (`ChannelOutcome.awaitReply({ ref })`), JSON. */
+  readonly channelRef?: unknown;
 }
 
 /** Filters for listing pauses (an inbox). */

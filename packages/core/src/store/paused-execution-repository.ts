@@ -25,8 +25,16 @@ export interface PausedExecutionRepository {
    * up yet, however many other executions are waiting.
    */
   listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]>;
-  /** Sets `isSent` on a Pending pause; returns the updated record, or undefined when not Pending. */
-  markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined>;
+  /**
+   * Sets `isSent` (and `channelRef`, when given) on a Pending pause; returns the updated record, or
+   * undefined when not Pending.
+   */
+  markSent(
+    tenantId: string,
+    pauseId: string,
+    fence?: Fence,
+    channelRef?: unknown,
+  ): Promise<PauseRecord | undefined>;
   /** Pending → Resolved with the answer; undefined when the pause was not Pending. */
   resolve(
     tenantId: string,

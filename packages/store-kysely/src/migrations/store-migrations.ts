@@ -213,4 +213,12 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema.dropIndex("agboss_pauses_retention_idx").execute();
     },
   },
+  {
+    // What a channel's send gave back to find its question again (a chat message's id, say), so a
+    // withdrawal can go straight to it.
+    name: "pauses-channel-ref",
+    async up(db) {
+      await db.schema.alterTable("agboss_pauses").addColumn("channel_ref", "text").execute();
+    },
+  },
 ]);

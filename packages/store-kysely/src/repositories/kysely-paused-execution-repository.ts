@@ -128,8 +128,19 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     return rows.map(toPause);
   }
 
-  markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined> {
-    return this.#change({ tenantId, pauseId, from: PauseStatus.Pending, set: { is_sent: 1 }, fence });
+  markSent(
+    tenantId: string,
+    pauseId: string,
+    fence?: Fence,
+    channelRef?: unknown,
+  ): Promise<PauseRecord | undefined> {
+    return this.#change({
+      tenantId,
+      pauseId,
+      from: PauseStatus.Pending,
+      set: { is_sent: 1, ...(channelRef === undefined ? {} : { channel_ref: toJsonText(channelRef) }) },
+      fence,
+    });
   }
 
   resolve(
@@ -280,6 +291,7 @@ const PAUSE_COLUMNS = [
   "answer",
   "asked_at",
   "resolved_at",
+  "channel_ref",
 ] as const satisfies readonly (keyof PauseTable)[];
 
 function toRow(record: PauseRecord) {
@@ -302,6 +314,7 @@ function toRow(record: PauseRecord) {
     answer: record.answer === undefined ? null : toJsonText(record.answer),
     asked_at: record.askedAt,
     resolved_at: record.resolvedAt ?? null,
+    channel_ref: record.channelRef === undefined ? null : toJsonText(record.channelRef),
   };
 }
 
@@ -325,5 +338,8 @@ function toPause(row: Selectable<PauseTable>): PauseRecord {
     answer: row.answer === null ? undefined : (fromJsonText(row.answer) as PauseAnswer),
     askedAt: toMillis(row.asked_at),
     resolvedAt: toOptionalMillis(row.resolved_at),
+    ...(row.channel_ref === null || row.channel_ref === undefined
+      ? {}
+      : { channelRef: fromJsonText(row.channel_ref) }),
   };
 }

@@ -76,6 +76,8 @@ export interface PauseTable {
   answer: string | null;
   asked_at: MillisColumn;
   resolved_at: NullableMillisColumn;
+  /** JSON: what the channel's send returned to find its question again; null when it gave nothing. */
+  channel_ref: string | null;
 }
 
 /** `agboss_checkpoints`: LangGraph checkpoints without their channel values. */

@@ -140,6 +140,19 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     expect((await pauses().findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.answer).toEqual(answer);
   });
 
+  test("pauses: markSent keeps the channel's ref with the pause", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    const ref = { channel: "C024BE91L", ts: "1700000000.000100", thread: ["a", 1, true, null] };
+    const sent = await pauses().markSent(pause.tenantId, pause.pauseId, undefined, ref);
+    expect(sent).toMatchObject({ isSent: true, channelRef: ref });
+    expect((await pauses().findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.channelRef).toEqual(ref);
+    const plain = await pauses().findOrCreate(pauseRecord());
+    await pauses().markSent(plain.tenantId, plain.pauseId);
+    expect(
+      (await pauses().findByTenantIdAndPauseId(plain.tenantId, plain.pauseId))?.channelRef,
+    ).toBeUndefined();
+  });
+
   test("pauses: markSent sets isSent on a Pending pause only", async () => {
     const pause = await pauses().findOrCreate(pauseRecord());
     expect(await pauses().markSent(pause.tenantId, pause.pauseId)).toEqual({ ...pause, isSent: true });

@@ -79,8 +79,19 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
       .map(copy);
   }
 
-  async markSent(tenantId: string, pauseId: string, fence?: Fence): Promise<PauseRecord | undefined> {
-    return this.#change(tenantId, pauseId, PauseStatus.Pending, { isSent: true }, fence);
+  async markSent(
+    tenantId: string,
+    pauseId: string,
+    fence?: Fence,
+    channelRef?: unknown,
+  ): Promise<PauseRecord | undefined> {
+    return this.#change(
+      tenantId,
+      pauseId,
+      PauseStatus.Pending,
+      { isSent: true, ...(channelRef === undefined ? {} : { channelRef: structuredClone(channelRef) }) },
+      fence,
+    );
   }
 
   async resolve(
