@@ -59,7 +59,7 @@ export interface DeployGate {
   readonly url: string;
   readonly app: App;
   readonly webhook: SlackWebhook;
-  /** Stops taking requests, lets acknowledged Slack answers finish, then closes the app. */
+  /** Stops taking requests, lets the work after Slack's answers finish (message updates, deployments), then closes the app. */
   close(): Promise<void>;
 }
 

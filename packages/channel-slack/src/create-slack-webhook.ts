@@ -8,7 +8,6 @@ import {
   PauseResolution,
   PauseStatus,
   ReplyInterpreterMissingError,
-  type ResumeCredential,
   type ResumeRequest,
   ThreadOwnerError,
   UninterpretableReplyError,
@@ -23,6 +22,7 @@ import type { ReadMessage } from "./question-messages.js";
 import { requireSigningSecret } from "./resolve-slack-settings.js";
 import { SlackActionId } from "./slack-action-id.js";
 import { SlackAsker, type SlackAskerInternals, slackAskerInternals } from "./slack-asker.js";
+import { SlackChannelError, SlackErrorCode } from "./slack-channel-error.js";
 import { slackErrorText } from "./slack-error-text.js";
 import {
   type BlockActionsPayload,
@@ -34,20 +34,25 @@ import {
 import type { SlackPostedMessage } from "./slack-message-directory.js";
 import { headerOf } from "./slack-request-headers.js";
 import { verifySlackSignature } from "./slack-signature.js";
-import {
-  SlackAcknowledge,
-  type SlackAnswerSource,
-  type SlackWebhook,
-  type SlackWebhookOptions,
-  type SlackWebhookRequest,
-  type SlackWebhookResponse,
+import type {
+  SlackAnswerSource,
+  SlackWebhook,
+  SlackWebhookOptions,
+  SlackWebhookRequest,
+  SlackWebhookResponse,
 } from "./slack-webhook-types.js";
 import type { QuestionOutcome } from "./status-lines.js";
 
 /** How many event ids, and threads that are not questions, each instance remembers. */
 const REMEMBERED = 1000;
 
-/** One answer on its way to `app.resume`, and where to report on it. */
+/** How long a thread reply may take to be recorded before Slack is answered anyway (Slack waits 3 s). */
+const DEFAULT_REPLY_WAIT_MS = 2000;
+
+/** What to do in Slack once an answer was recorded or refused: update the message, or tell the person. */
+type FollowUp = () => Promise<void>;
+
+/** One answer on its way to `app.answer`, and where to report on it. */
 interface PendingAnswer {
   readonly request: ResumeRequest;
   readonly source: SlackAnswerSource;
@@ -84,6 +89,7 @@ class SlackWebhookHandler implements SlackWebhook {
   readonly #options: SlackWebhookOptions;
   readonly #slack: SlackAskerInternals;
   readonly #signingSecret: string;
+  readonly #replyWaitMs: number;
   readonly #running = new Set<Promise<void>>();
   readonly #seenEvents = new BoundedSet(REMEMBERED);
   readonly #notQuestions = new BoundedSet(REMEMBERED);
@@ -93,6 +99,7 @@ class SlackWebhookHandler implements SlackWebhook {
     this.#options = Object.freeze({ ...options });
     this.#slack = slackAskerInternals(options.asker ?? app.get(SlackAsker));
     this.#signingSecret = requireSigningSecret(options.signingSecret ?? this.#slack.settings.signingSecret);
+    this.#replyWaitMs = replyWaitOf(options.replyWaitMs);
   }
 
   async handle(request: SlackWebhookRequest): Promise<SlackWebhookResponse> {
@@ -122,7 +129,8 @@ class SlackWebhookHandler implements SlackWebhook {
           body: JSON.stringify({ challenge: inbound.challenge }),
         };
       case "block-actions":
-        await this.#start(() => this.#onClick(inbound.payload));
+        // No model reads a click: it is recorded at once, and Slack gets its 200 only then.
+        await this.#track(this.#onClick(inbound.payload));
         return EMPTY;
       case "event":
         await this.#onEvent(inbound.envelope, retried);
@@ -133,21 +141,39 @@ class SlackWebhookHandler implements SlackWebhook {
   }
 
   async idle(): Promise<void> {
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    for (;;) {
+      if (this.#running.size > 0) {
+        await Promise.allSettled([...this.#running]);
+        continue;
+      }
+      // The executions the answers moved on, in this app's background.
+      await this.#app.idle();
+      if (this.#running.size === 0) return;
+    }
   }
 
-  /** Runs `work` after (or, when configured, before) Slack is answered; its failures go to the log. */
-  async #start(work: () => Promise<void>): Promise<void> {
-    const task = work().catch((error: unknown) => {
-      this.#log(LogLevel.Error, "slack.webhook-failed", "Handling a Slack request failed.", {
-        error: error instanceof Error ? error.message : String(error),
-        ...(error instanceof AgbossError ? { code: error.code } : {}),
-      });
+  /**
+   * Tracks one answer: `recording` resolves once the answer is recorded or refused, with what to do in
+   * Slack then. The returned promise resolves at that point; the follow-up in Slack, and the move of the
+   * execution in the app, go on after it. Failures go to the log.
+   */
+  #track(recording: Promise<FollowUp | undefined>): Promise<void> {
+    const recorded = recording.catch((error: unknown) => {
+      this.#failed(error);
+      return undefined;
     });
+    const task = recorded.then((followUp) => followUp?.()).catch((error: unknown) => this.#failed(error));
     this.#running.add(task);
     void task.finally(() => this.#running.delete(task));
-    this.#options.waitUntil?.(task);
-    if (this.#options.acknowledge === SlackAcknowledge.AfterAnswer) await task;
+    this.#options.waitUntil?.(task.then(() => this.#app.idle()));
+    return recorded.then(() => undefined);
+  }
+
+  #failed(error: unknown): void {
+    this.#log(LogLevel.Error, "slack.webhook-failed", "Handling a Slack request failed.", {
+      error: error instanceof Error ? error.message : String(error),
+      ...(error instanceof AgbossError ? { code: error.code } : {}),
+    });
   }
 
   async #onEvent(envelope: EventEnvelope, retried: boolean): Promise<void> {
@@ -157,10 +183,12 @@ class SlackWebhookHandler implements SlackWebhook {
     }
     const event = envelope.event;
     if (!isThreadReply(event)) return;
-    await this.#start(() => this.#onReply(envelope, event, retried));
+    // A reply may be read by a model for longer than Slack waits: past replyWaitMs, Slack is answered
+    // and the reply is recorded after. A delivery Slack retries meanwhile is recognised by its event_id.
+    await within(this.#track(this.#onReply(envelope, event, retried)), this.#replyWaitMs);
   }
 
-  async #onClick(payload: BlockActionsPayload): Promise<void> {
+  async #onClick(payload: BlockActionsPayload): Promise<FollowUp | undefined> {
     const action = payload.actions?.find(
       (a) =>
         a.action_id === SlackActionId.Approve ||
@@ -178,7 +206,7 @@ class SlackWebhookHandler implements SlackWebhook {
       ts === undefined ||
       userId === undefined
     ) {
-      return;
+      return undefined;
     }
     const { pauseId } = value;
     let request: ResumeRequest;
@@ -186,7 +214,7 @@ class SlackWebhookHandler implements SlackWebhook {
     else if (action.action_id === SlackActionId.Reject) request = { pauseId, decision: { approved: false } };
     else request = { pauseId, answer: value.answer ?? {} };
     const recorded = readPauseMetadata(payload.message?.metadata);
-    await this.#answer({
+    return this.#answer({
       request,
       source: {
         via: "button",
@@ -214,9 +242,9 @@ class SlackWebhookHandler implements SlackWebhook {
     envelope: EventEnvelope,
     event: MessageEvent & { channel: string; user: string; text: string; thread_ts: string },
     retried: boolean,
-  ): Promise<void> {
+  ): Promise<FollowUp | undefined> {
     const key = `${event.channel}/${event.thread_ts}`;
-    if (this.#notQuestions.has(key)) return;
+    if (this.#notQuestions.has(key)) return undefined;
     const parent: ReadMessage | undefined = await this.#slack.messages.read({
       channel: event.channel,
       ts: event.thread_ts,
@@ -228,9 +256,9 @@ class SlackWebhookHandler implements SlackWebhook {
       parent.appId === envelope.api_app_id;
     if (parent === undefined || pause === undefined || !postedByUs) {
       this.#notQuestions.add(key);
-      return;
+      return undefined;
     }
-    await this.#answer({
+    return this.#answer({
       request: { pauseId: pause.pauseId, reply: event.text },
       source: {
         via: "reply",
@@ -247,21 +275,26 @@ class SlackWebhookHandler implements SlackWebhook {
     });
   }
 
-  async #answer(pending: PendingAnswer): Promise<void> {
+  /**
+   * Records the answer with `app.answer`, which returns once it is stored and audited (a reply read by
+   * its interpreter first); the execution moves on in the app's background. Resolves what to do in
+   * Slack next: show the answer on the message, or tell the person why it did not count.
+   */
+  async #answer(pending: PendingAnswer): Promise<FollowUp> {
     const { source } = pending;
-    const tenant = this.#options.tenant;
-    const tenantId = typeof tenant === "function" ? await tenant(source) : (tenant ?? source.askedFor);
-    const credential: ResumeCredential = (await this.#options.answerAs?.(source)) ?? {
-      answeredBy: source.userId,
-    };
+    let tenantId: string | undefined;
     try {
-      await this.#app.resume(pending.request, { tenantId, ...credential });
+      const tenant = this.#options.tenant;
+      tenantId = typeof tenant === "function" ? await tenant(source) : (tenant ?? source.askedFor);
+      const credential = (await this.#options.answerAs?.(source)) ?? { answeredBy: source.userId };
+      await this.#app.answer(pending.request, { tenantId, ...credential });
     } catch (error) {
-      await this.#refused(error, pending, tenantId);
-      return;
+      const refusedIn = tenantId;
+      return () => this.#refused(error, pending, refusedIn);
     }
-    const outcome = await this.#outcomeOf(tenantId, pending.pause.pauseId, source.userId);
-    await this.#close(pending, outcome);
+    const answeredIn = tenantId;
+    return async () =>
+      this.#close(pending, await this.#outcomeOf(answeredIn, pending.pause.pauseId, source.userId));
   }
 
   /** What became of a pause, from its record; undefined once the record is gone. */
@@ -308,7 +341,7 @@ class SlackWebhookHandler implements SlackWebhook {
   }
 
   /** Tells the person why their answer did not count; the pause keeps waiting unless it was already closed. */
-  async #refused(error: unknown, pending: PendingAnswer, tenantId: string): Promise<void> {
+  async #refused(error: unknown, pending: PendingAnswer, tenantId: string | undefined): Promise<void> {
     const { source, message } = pending;
     const tell = (words: string) => this.#tell(pending, words);
     if (error instanceof UninterpretableReplyError) {
@@ -325,7 +358,7 @@ class SlackWebhookHandler implements SlackWebhook {
       if (pending.retried) return;
       await tell(alreadyClosedText(error));
       // The message still offers buttons (an update was lost, or two answers crossed): bring it up to date.
-      if (offersButtons(message.blocks))
+      if (tenantId !== undefined && offersButtons(message.blocks))
         await this.#close(pending, await this.#outcomeOf(tenantId, pending.pause.pauseId));
       return;
     }
@@ -361,7 +394,7 @@ class SlackWebhookHandler implements SlackWebhook {
       ...(error instanceof AgbossError ? { code: error.code } : {}),
     });
     const code = error instanceof AgbossError ? ` (${error.code})` : "";
-    await tell(`Your answer could not be completed${code}. The application's log has the details.`);
+    await tell(`Your answer could not be recorded${code}. The application's log has the details.`);
   }
 
   /** A message only the person who answered sees, in the thread when they replied there. */
@@ -391,6 +424,29 @@ class SlackWebhookHandler implements SlackWebhook {
   }
 }
 
+function replyWaitOf(ms: number | undefined): number {
+  if (ms === undefined) return DEFAULT_REPLY_WAIT_MS;
+  if (typeof ms !== "number" || Number.isNaN(ms) || ms < 0) {
+    throw new SlackChannelError(
+      SlackErrorCode.BadSetting,
+      `replyWaitMs must be a number of milliseconds, 0 or more, not ${String(ms)}. Slack waits 3 seconds ` +
+        "for its answer: keep it under 3000.",
+    );
+  }
+  // setTimeout's largest delay; beyond it the webhook waits as long anyway.
+  return Math.min(ms, 2_147_483_647);
+}
+
+/** Resolves when `work` does, or after `ms` milliseconds, whichever comes first. */
+async function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function alreadyClosedText(error: NotPausedError): string {
   const when = error.resolvedAt === undefined ? "" : ` ${slackDate(error.resolvedAt)}`;
   if (error.status === PauseStatus.Cancelled) {
@@ -408,10 +464,11 @@ function alreadyClosedText(error: NotPausedError): string {
  * Request URL and its Events API Request URL (one URL serves both).
  *
  * It checks every request's signature (401 when missing, wrong or older than five minutes), answers
- * `url_verification`, and acknowledges clicks and thread replies at once, answering the pause right
- * after: Approve / Reject → `app.resume({ pauseId, decision })`, a reply in a question's thread →
- * `app.resume({ pauseId, reply })`. Then it updates the message to say who answered, or tells the
- * person why their answer did not count.
+ * `url_verification`, and records answers with `app.answer` before acknowledging them: Approve /
+ * Reject → `{ pauseId, decision }`, a choice → `{ pauseId, answer }`, a reply in a question's thread →
+ * `{ pauseId, reply }` (acknowledged after `replyWaitMs` at the latest, when its interpreter is slow).
+ * After the 200 it updates the message to say who answered, or tells the person why their answer did
+ * not count, while the app moves the execution on in the background.
  *
  * @example
  * const app = await createApp(DeployApplication);

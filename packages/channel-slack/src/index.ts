@@ -34,11 +34,10 @@ export {
   signSlackRequest,
   verifySlackSignature,
 } from "./slack-signature.js";
-export {
-  SlackAcknowledge,
-  type SlackAnswerSource,
-  type SlackWebhook,
-  type SlackWebhookOptions,
-  type SlackWebhookRequest,
-  type SlackWebhookResponse,
+export type {
+  SlackAnswerSource,
+  SlackWebhook,
+  SlackWebhookOptions,
+  SlackWebhookRequest,
+  SlackWebhookResponse,
 } from "./slack-webhook-types.js";

@@ -34,7 +34,7 @@ export interface SlackApprovalOptions extends SlackAskOptions {
 export interface SlackChoice<TRole = unknown> {
   /** The button's label (at most 75 characters). */
   readonly label: string;
-  /** The answer it gives: a value of the role's `answer` DTO, checked by `app.resume`. */
+  /** The answer it gives: a value of the role's `answer` DTO, checked when the button is clicked. */
   readonly answer: RoleAnswer<TRole>;
 }
 

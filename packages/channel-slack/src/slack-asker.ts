@@ -10,7 +10,7 @@ import {
   type Logger,
   LogLevel,
   type OnInit,
-  type PauseKind,
+  PauseKind,
   type Provider,
 } from "@agboss/core";
 import { WebClient } from "@slack/web-api";
@@ -133,7 +133,7 @@ export class SlackAsker implements OnInit {
    * text). A send retried after a crash finds its earlier message and does not post again.
    */
   askApproval<TRole>(ask: ChannelAsk<TRole>, options: SlackApprovalOptions): Promise<ChannelOutcome<TRole>> {
-    return this.#ask(ask, "approval", options);
+    return this.#ask(ask, PauseKind.Approval, options);
   }
 
   /**
@@ -144,7 +144,7 @@ export class SlackAsker implements OnInit {
     ask: ChannelAsk<TRole>,
     options: SlackQuestionOptions<TRole>,
   ): Promise<ChannelOutcome<TRole>> {
-    return this.#ask(ask, "question", options);
+    return this.#ask(ask, PauseKind.Question, options);
   }
 
   /**
@@ -173,7 +173,7 @@ export class SlackAsker implements OnInit {
     const pause: SlackPauseMetadata = message.metadata ?? {
       pauseId: withdrawal.pauseId,
       tenantId: this.#context.tenant.tenantId,
-      kind: "approval",
+      kind: withdrawal.kind,
       state: SlackQuestionState.Open,
     };
     await messages.close(message, pause, SlackQuestionState.Withdrawn, {
@@ -188,6 +188,15 @@ export class SlackAsker implements OnInit {
     kind: PauseKind,
     options: SlackAskOptions,
   ): Promise<ChannelOutcome<TRole>> {
+    if (ask.kind !== kind) {
+      // Approve / Reject on a question (or choices on an approval) would be refused at every click.
+      throw new SlackChannelError(
+        SlackErrorCode.BadSetting,
+        ask.kind === PauseKind.Approval
+          ? `The pause of ${ask.value.tool} is an approval: ask it with askApproval.`
+          : `The pause of ${ask.value.tool} is a question of a question role: ask it with askQuestion.`,
+      );
+    }
     const channel = conversationOf(options.channel);
     const { messages } = this.#start();
     const pause: SlackPauseMetadata = {

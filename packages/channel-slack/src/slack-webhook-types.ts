@@ -32,18 +32,6 @@ export interface SlackAnswerSource {
   readonly askedFor: string;
 }
 
-/** When Slack is answered: before the pause is answered (the default), or after. */
-export const SlackAcknowledge = {
-  /**
-   * Answer Slack at once (200), then answer the pause. Slack wants an answer within 3 seconds, and
-   * `app.resume` runs the execution on, model turns included: this is the safe choice.
-   */
-  BeforeAnswer: "before-answer",
-  /** Answer the pause, then Slack: for workflows that are known to go on quickly, or to test. */
-  AfterAnswer: "after-answer",
-} as const;
-export type SlackAcknowledge = (typeof SlackAcknowledge)[keyof typeof SlackAcknowledge];
-
 /** Options of {@link createSlackWebhook}. */
 export interface SlackWebhookOptions {
   /** Default: the asker's (`SLACK_SIGNING_SECRET`). */
@@ -55,30 +43,44 @@ export interface SlackWebhookOptions {
    */
   readonly tenant?: string | ((source: SlackAnswerSource) => string | Promise<string>);
   /**
-   * The credential `app.resume` gets. Default `{ answeredBy: source.userId }`, for roles answered by
+   * The credential `app.answer` gets. Default `{ answeredBy: source.userId }`, for roles answered by
    * the channel (`PauseAnswerer.Channel`); map Slack users to your own ids here, or answer as
-   * `{ ownerId }` for roles answered by the thread's owner.
+   * `{ ownerId }` for roles answered by the thread's owner. Like `tenant`, it runs before Slack is
+   * answered: keep it quick.
    */
   readonly answerAs?: (source: SlackAnswerSource) => ResumeCredential | Promise<ResumeCredential>;
-  /** Default {@link SlackAcknowledge.BeforeAnswer}. */
-  readonly acknowledge?: SlackAcknowledge;
   /**
-   * Called with the work that goes on after Slack was answered, e.g. a serverless platform's
-   * `waitUntil`, so that it is not cut short. A long-running server needs nothing here.
+   * How long a thread reply may take to be read and recorded before the Events API delivery is
+   * acknowledged anyway, in milliseconds; the reply is then recorded after the 200. Default 2000, within
+   * Slack's 3 seconds (a reply interpreter that is a model can take longer). `0` acknowledges every
+   * reply at once. Clicks do not wait on it: they are always recorded before Slack is answered.
+   */
+  readonly replyWaitMs?: number;
+  /**
+   * Called, once per click or thread reply, with everything that goes on after Slack was answered: the update of the
+   * message or the note to the person, and the execution's move in the app (it ends with `app.idle()`).
+   * For a serverless platform's `waitUntil`, so that the work is not cut short when the response is
+   * sent. A long-running server needs nothing here.
    */
   readonly waitUntil?: (work: Promise<void>) => void;
   /** The asker whose client and settings the webhook uses. Default `app.get(SlackAsker)`. */
   readonly asker?: SlackAsker;
 }
 
-/** The Slack webhook of one application: verify, acknowledge, answer. */
+/** The Slack webhook of one application: verify, record the answer, acknowledge, report in Slack. */
 export interface SlackWebhook {
   /**
    * Handles one request from Slack (interactivity or the Events API, on one URL or two): checks its
-   * signature, answers `url_verification`, and answers button clicks and thread replies to the
-   * channel's questions. Never throws for a request's content; resolves what to answer.
+   * signature, answers `url_verification`, and records button clicks and thread replies to the
+   * channel's questions with `app.answer`. Resolves what to answer Slack once a click's answer is
+   * recorded (a thread reply's too, unless it takes longer than `replyWaitMs`). Never throws for a
+   * request's content.
    */
   handle(request: SlackWebhookRequest): Promise<SlackWebhookResponse>;
-  /** Resolves when the work started after acknowledging (answers, message updates) has finished. */
+  /**
+   * Resolves when the work that goes on after Slack was answered has finished: message updates and
+   * notes, replies still being read, and the executions the app moves on in the background
+   * (`app.idle()`). Await it before `app.close()` on shutdown, and in tests.
+   */
   idle(): Promise<void>;
 }

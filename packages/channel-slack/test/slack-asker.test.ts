@@ -95,6 +95,22 @@ describe("SlackAsker", () => {
     await app.close();
   });
 
+  test("a pause asked with the other kind's method is refused before anything is posted", async () => {
+    const app = await appWith();
+    const asker = app.get(SlackAsker);
+    const asked = ExecutionContext.run(frame, () =>
+      asker.askQuestion(ask, { channel: RELEASES, text: "How many?" }),
+    );
+    await expect(asked).rejects.toMatchObject({ code: "slack.bad-setting" });
+    await expect(asked).rejects.toThrow(/is an approval: ask it with askApproval/);
+    const question = { ...ask, kind: PauseKind.Question };
+    await expect(
+      ExecutionContext.run(frame, () => asker.askApproval(question, { channel: RELEASES, text: "Deploy?" })),
+    ).rejects.toThrow(/ask it with askQuestion/);
+    expect(slack.calls).toEqual([]);
+    await app.close();
+  });
+
   test("a post Slack refuses fails the step with what to check, and the pause is never sent", async () => {
     slack.outsideOf.add(RELEASES);
     const app = await appWith();

@@ -1,5 +1,5 @@
 import { ExecutionStatus, PauseStatus } from "@agboss/core";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { PAUSE_EVENT_TYPE, SlackActionId, SlackBlockId } from "../src/index.js";
 import type { FakeMessage } from "./fixtures/fake-slack.js";
 import { type Harness, SIGNING_SECRET, startHarness } from "./fixtures/harness.js";
@@ -117,6 +117,10 @@ describe("an approval in Slack, answered on another instance", () => {
     });
     const delivered = await deliver(h.url, messageEvent(reply), signed);
     expect(delivered).toMatchObject({ status: 200, body: "" });
+    // The interpreter reads it well within replyWaitMs, so the answer was recorded before the 200.
+    const stored = await h.asking.store.pauses.findByTenantIdAndPauseId("acme", pauseIdOf(question()));
+    expect([PauseStatus.Resolved, PauseStatus.Taken]).toContain(stored?.status);
+    expect(stored?.answer).toMatchObject({ decision: { approved: true }, responder: "UBOB0001" });
     await h.webhook.idle();
 
     expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
@@ -240,19 +244,39 @@ describe("an approval in Slack, answered on another instance", () => {
     expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
   });
 
-  test("Slack is answered before the execution runs on; the work finishes afterwards", async () => {
-    await startDeploy();
+  test("a click is recorded and audited before Slack gets its 200; the tool runs after, in the background", async () => {
+    const paused = await startDeploy();
+    const pauseId = pauseIdOf(question());
     let release = () => {};
     h.answering.get(ReleaseLedger).gate = new Promise<void>((resolve) => {
       release = resolve;
     });
+    // Recording is made slow: a 200 sent before it would find the pause still waiting.
+    const pauses = h.answering.store.pauses;
+    const resolve = pauses.resolve.bind(pauses);
+    vi.spyOn(pauses, "resolve").mockImplementation(async (...args) => {
+      await new Promise((done) => setTimeout(done, 200));
+      return resolve(...args);
+    });
+
     const answered = await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
-    // The tool is still held at its gate, yet Slack has its 200.
-    expect(answered.status).toBe(200);
+    expect(answered).toMatchObject({ status: 200, body: "" });
+    // Seen from the other instance, through the SQLite file: the answer is stored and in the audit trail,
+    // while the tool is still held at its gate.
+    const stored = await h.asking.store.pauses.findByTenantIdAndPauseId("acme", pauseId);
+    expect([PauseStatus.Resolved, PauseStatus.Taken]).toContain(stored?.status);
+    expect(stored?.answer).toMatchObject({ decision: { approved: true }, responder: "UALICE01" });
+    const audited = await h.asking.record(paused.executionId, { tenantId: "acme" });
+    expect(audited?.pauses.map((p) => p.responder)).toEqual(["UALICE01"]);
+    expect(audited?.status).not.toBe(ExecutionStatus.Completed);
     expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
+
     release();
+    // idle() covers the move the app runs in the background, not only the message's update.
     await h.webhook.idle();
     expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    const done = await h.asking.record(paused.executionId, { tenantId: "acme" });
+    expect(done?.status).toBe(ExecutionStatus.Completed);
     expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
   });
 
@@ -302,6 +326,32 @@ describe("an approval in Slack, answered on another instance", () => {
     ]);
   });
 
+  test("an answer that cannot be recorded still gets its 200; the person is told, and the pause keeps waiting", async () => {
+    await h.close();
+    h = await startHarness({
+      webhook: {
+        tenant: () => {
+          throw new Error("the tenant directory is down");
+        },
+      },
+    });
+    await startDeploy();
+    const answered = await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
+    expect(answered).toMatchObject({ status: 200, body: "" });
+    await h.webhook.idle();
+
+    expect(h.slack.ephemerals.map((e) => [e.user, e.text])).toEqual([
+      ["UALICE01", "Your answer could not be recorded. The application's log has the details."],
+    ]);
+    expect(h.logs.entries.find((e) => e.event === "slack.answer-failed")?.fields).toMatchObject({
+      channel: RELEASES,
+      error: "the tenant directory is down",
+    });
+    const waiting = await h.answering.pauses.list({ tenantId: "acme" });
+    expect(waiting.map((p) => p.status)).toEqual([PauseStatus.Pending]);
+    expect(blockIds(question())).toContain(SlackBlockId.Actions);
+  });
+
   test("replies in threads that are not questions, and top-level messages, are left alone", async () => {
     const chatter = h.slack.addReply({ channel: RELEASES, user: "UBOB0001", text: "who broke staging?" });
     const inThread = h.slack.addReply({
@@ -347,19 +397,33 @@ describe("an approval in Slack, answered on another instance", () => {
     expect(h.slack.thread(RELEASES, parent.ts).filter((m) => m.bot_id !== undefined)).toHaveLength(1);
   });
 
-  test("acknowledge: after-answer answers the pause first; waitUntil is handed the work", async () => {
+  test("waitUntil is handed what follows the 200: the message's update and the execution's move", async () => {
     await h.close();
     const handed: Promise<void>[] = [];
-    h = await startHarness({
-      webhook: { acknowledge: "after-answer", waitUntil: (work) => handed.push(work) },
+    h = await startHarness({ webhook: { waitUntil: (work) => handed.push(work) } });
+    const paused = await startDeploy();
+    let release = () => {};
+    h.answering.get(ReleaseLedger).gate = new Promise<void>((resolve) => {
+      release = resolve;
     });
-    await startDeploy();
     const answered = await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
     expect(answered.status).toBe(200);
-    // No idle(): the response came after the answer and the message update.
-    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
-    expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
     expect(handed).toHaveLength(1);
+    let settled = false;
+    void handed[0]?.then(() => {
+      settled = true;
+    });
+    await new Promise((done) => setTimeout(done, 50));
+    // The tool is held at its gate: the work handed over is not done yet.
+    expect(settled).toBe(false);
+
+    release();
+    // No idle(): what waitUntil holds is enough for the tool to run and the message to be updated.
     await expect(handed[0]).resolves.toBeUndefined();
+    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    expect((await h.asking.record(paused.executionId, { tenantId: "acme" }))?.status).toBe(
+      ExecutionStatus.Completed,
+    );
+    expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
   });
 });

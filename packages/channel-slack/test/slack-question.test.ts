@@ -105,3 +105,43 @@ test("an Approve button's decision sent to a question is refused with what it ex
   );
   expect(h.answering.get(ReleaseLedger).scaled).toEqual([]);
 });
+
+test("a reply read for longer than replyWaitMs is acknowledged first and recorded after; Slack's retry meanwhile is not read twice", async () => {
+  await h.close();
+  h = await startHarness({ webhook: { replyWaitMs: 100 } });
+  const paused = await askReplicas();
+  const ledger = h.answering.get(ReleaseLedger);
+  let release = () => {};
+  ledger.readGate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const reply = h.slack.addReply({
+    channel: RELEASES,
+    user: "UERIN001",
+    text: "3 please",
+    thread_ts: question().ts,
+  });
+  const delivery = messageEvent(reply);
+
+  const first = await deliver(h.url, delivery, signed);
+  expect(first.status).toBe(200);
+  // Slack has its 200 while the interpreter is still reading: nothing is recorded yet.
+  expect(ledger.read).toEqual(["3 please"]);
+  expect((await h.answering.pauses.list({ tenantId: "acme" })).map((p) => p.status)).toEqual([
+    PauseStatus.Pending,
+  ]);
+  const retry = await deliver(h.url, delivery, {
+    ...signed,
+    headers: { "x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout" },
+  });
+  expect(retry.status).toBe(200);
+
+  release();
+  await h.webhook.idle();
+  expect(ledger.read).toEqual(["3 please"]);
+  expect(ledger.scaled).toEqual([{ service: "api", replicas: 3 }]);
+  const record = await h.answering.record(paused.executionId, { tenantId: "acme" });
+  expect(record?.status).toBe(ExecutionStatus.Completed);
+  expect(texts(question(), SlackBlockId.Status)[0]).toMatch(/^:speech_balloon: Answered by <@UERIN001> /);
+  expect(h.slack.ephemerals).toEqual([]);
+});

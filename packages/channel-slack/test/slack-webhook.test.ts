@@ -136,7 +136,7 @@ describe("the webhook's HTTP side", () => {
   });
 });
 
-test("a webhook needs the signing secret, and says where to find it", async () => {
+test("a webhook needs the signing secret, and says where to find it; replyWaitMs is a number of milliseconds", async () => {
   const app = await createApp(ReleaseApplication, {
     store: memoryStore(),
     providers: [SlackAsker.with({ botToken: BOT_TOKEN, env: {} })],
@@ -144,5 +144,11 @@ test("a webhook needs the signing secret, and says where to find it", async () =
   expect(() => createSlackWebhook(app)).toThrow(SlackChannelError);
   expect(() => createSlackWebhook(app)).toThrow(/set SLACK_SIGNING_SECRET to the app's Signing Secret/);
   expect(() => createSlackWebhook(app, { signingSecret: SIGNING_SECRET })).not.toThrow();
+  for (const replyWaitMs of [-1, Number.NaN]) {
+    expect(() => createSlackWebhook(app, { signingSecret: SIGNING_SECRET, replyWaitMs })).toThrow(
+      expect.objectContaining({ code: "slack.bad-setting" }),
+    );
+  }
+  expect(() => createSlackWebhook(app, { signingSecret: SIGNING_SECRET, replyWaitMs: 0 })).not.toThrow();
   await app.close();
 });
