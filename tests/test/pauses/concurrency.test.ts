@@ -173,6 +173,31 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect((await store.pauses.findByTenantIdAndPauseId("acme", pauseId))?.status).toBe(PauseStatus.Taken);
   });
 
+  test("the sweep leaves alone an answer recorded less than a second ago (its resumer is about to move it) and takes it after", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { pauseId, result } = await pauseRefund(app, mockLlm, "t-cc5-grace");
+    await store.pauses.resolve(
+      "acme",
+      pauseId,
+      { decision: { approved: true }, responder: "manager-17" },
+      clock.now(),
+    );
+    await app.sweepOnce(24 * 3_600_000);
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", pauseId))?.status).toBe(PauseStatus.Resolved);
+    expect(app.get(Desk).refunds).toHaveLength(0);
+    clock.set(clock.now() + 1_001);
+    await app.sweepOnce(24 * 3_600_000);
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", pauseId))?.status).toBe(PauseStatus.Taken);
+    expect((await app.record(result.executionId, { tenantId: "acme" }))?.status).toBe(
+      ExecutionStatus.Completed,
+    );
+    expect(app.get(Desk).refunds).toHaveLength(1);
+  });
+
   test("[CC-06] two instances answer two pauses of one tree at once: both decisions are taken, each tool runs once", async ({
     app,
     openApp,

@@ -545,13 +545,14 @@ export class App {
         if (handled.has(`${execution.tenantId}/${execution.rootExecutionId}`)) continue;
         const paused = execution.status === ExecutionStatus.Paused;
         if (paused) {
+          // Like the loop above, leave alone an answer recorded a moment ago: its resumer is about to move it.
           const resolved = await store.pauses.list({
             tenantId: execution.tenantId,
             rootExecutionId: execution.rootExecutionId,
             statuses: [PauseStatus.Resolved],
-            limit: 1,
           });
-          if (resolved.length === 0) continue;
+          const settled = clock.now() - RECOVERY_GRACE_MS;
+          if (!resolved.some((p) => (p.resolvedAt ?? Number.POSITIVE_INFINITY) < settled)) continue;
         }
         const key = `${execution.tenantId}/${execution.threadId}`;
         const lease = await store.leases.acquire({
