@@ -154,6 +154,11 @@ onEachBackendAndPostgres(NestedFailFastApplication, (test) => {
     expect(pauses.map((p) => [p.status, p.resolution])).toEqual([
       [PauseStatus.Cancelled, PauseResolution.Withdrawn],
     ]);
+    // The audit trail says which launch withdrew it: the one inside the second child, not the root's.
+    const record = await app.record(result.executionId, { tenantId: "acme" });
+    const innerChild = pauses[0]?.executionId as string;
+    expect(innerChild.startsWith(`${result.executionId}/`)).toBe(true);
+    expect(record?.pauses[0]?.withdrawnBy).toEqual({ executionId: innerChild, launchId: expect.any(String) });
     expect(withdraw).toHaveBeenCalledTimes(1);
     const joinInput =
       mockLlm(OuterJoinAgent).calls[0]?.messages.find((m) => m.role === "user")?.content ?? "";

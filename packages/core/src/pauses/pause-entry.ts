@@ -24,4 +24,9 @@ export interface PauseEntry {
   readonly decision: unknown;
   /** A question's answer, sensitive fields masked; undefined for an approval, or when withdrawn or cancelled. */
   readonly answer: unknown;
+  /**
+   * For a withdrawn pause: the launch whose decision made it obsolete (a FailFast failure, a deadline,
+   * a quorum), named by the execution it belongs to and its step's node id.
+   */
+  readonly withdrawnBy?: { readonly executionId: string; readonly launchId: string } | undefined;
 }

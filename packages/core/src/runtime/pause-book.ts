@@ -126,6 +126,9 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
     askedAt: new Date(pause.askedAt).toISOString(),
     resolvedAt: new Date(pause.resolvedAt ?? pause.askedAt).toISOString(),
     decision: maskFindings(shown, policies, found),
+    ...(pause.resolution === PauseResolution.Withdrawn && pause.answer?.withdrawnBy !== undefined
+      ? { withdrawnBy: pause.answer.withdrawnBy }
+      : {}),
     answer: maskFindings(
       answer === undefined || answerDto === undefined ? answer : maskWith(answerDto.schema, answer),
       policies,
