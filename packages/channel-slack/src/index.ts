@@ -24,6 +24,7 @@ export type {
   SlackMessageRef,
   SlackPostedMessage,
 } from "./slack-message-directory.js";
+export type { SlackQuestionRef } from "./slack-question-ref.js";
 export type { SlackRequestHeaders } from "./slack-request-headers.js";
 export { type SlackRequestListenerOptions, slackRequestListener } from "./slack-request-listener.js";
 export type { SlackSettings } from "./slack-settings.js";

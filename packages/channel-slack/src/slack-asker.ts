@@ -13,6 +13,7 @@ import {
   PauseKind,
   type Provider,
 } from "@agboss/core";
+import type { KnownBlock } from "@slack/types";
 import { WebClient } from "@slack/web-api";
 import { pauseMetadata, type SlackPauseMetadata, SlackQuestionState } from "./pause-metadata.js";
 import { questionBlocks } from "./question-blocks.js";
@@ -27,7 +28,12 @@ import type {
 import { SlackChannelError, SlackErrorCode } from "./slack-channel-error.js";
 import { slackErrorText } from "./slack-error-text.js";
 import { SlackHistoryDirectory } from "./slack-history-directory.js";
-import type { SlackMessageDirectory, SlackMessageRef } from "./slack-message-directory.js";
+import type {
+  SlackMessageDirectory,
+  SlackMessageRef,
+  SlackPostedMessage,
+} from "./slack-message-directory.js";
+import { messageOfRef, questionRef, readQuestionRef } from "./slack-question-ref.js";
 import type { SlackSettings } from "./slack-settings.js";
 
 /** What the webhook shares with the asker of the same application. @internal */
@@ -50,7 +56,8 @@ export function slackAskerInternals(asker: SlackAsker): SlackAskerInternals {
 /**
  * Posts a channel role's questions to Slack and takes them back: the service a role's `@Channel`
  * implementation calls in `send` and `withdraw`. It keeps nothing between calls (the pause lives in
- * the store, the message in Slack), so any instance can send, withdraw or answer.
+ * the store, with where its message is; the message in Slack), so any instance can send, withdraw or
+ * answer.
  *
  * Register it in `providers` (settings from the environment: `SLACK_BOT_TOKEN`, and
  * `SLACK_SIGNING_SECRET` for the webhook), or as `SlackAsker.with({ … })`. A missing token fails
@@ -121,7 +128,7 @@ export class SlackAsker implements OnInit {
     return this.#start().client;
   }
 
-  /** Where pauses' messages are found again. */
+  /** Where pauses' messages are found again by pauseId: before a post, and to withdraw a pause that kept no ref. */
   get directory(): SlackMessageDirectory {
     this.#start();
     return this.#directory as SlackMessageDirectory;
@@ -131,6 +138,10 @@ export class SlackAsker implements OnInit {
    * Posts an approval: `options.text`, then Approve and Reject buttons that answer the pause with
    * `{ approved }`, the pause in the message's metadata and in the buttons' values (never in the
    * text). A send retried after a crash finds its earlier message and does not post again.
+   *
+   * Returns `ChannelOutcome.awaitReply({ ref })`, the ref saying where the message is (a
+   * `SlackQuestionRef`): the pause keeps it, and {@link SlackAsker.withdraw} edits that message with
+   * no search. Return the outcome as it is.
    */
   askApproval<TRole>(ask: ChannelAsk<TRole>, options: SlackApprovalOptions): Promise<ChannelOutcome<TRole>> {
     return this.#ask(ask, PauseKind.Approval, options);
@@ -139,6 +150,7 @@ export class SlackAsker implements OnInit {
   /**
    * Posts a question of a question role: `options.text`, a line asking to answer in the message's
    * thread (where the role's reply interpreter reads the answer), and `options.choices` as buttons.
+   * Like {@link SlackAsker.askApproval}, it returns `awaitReply({ ref })` for the pause to keep.
    */
   askQuestion<TRole>(
     ask: ChannelAsk<TRole>,
@@ -149,26 +161,37 @@ export class SlackAsker implements OnInit {
 
   /**
    * Takes a question back: its message keeps the question, loses its buttons and says why it closed.
-   * A message that cannot be found (see {@link SlackHistoryDirectory}) is left as it is, with a note
-   * in the log; a click on it is then told the question is closed.
+   * The message is the one `withdrawal.ref` names (kept with the pause by the ask methods), edited with
+   * one `chat.update` and no history read. A withdrawal without that ref (a pause asked by an earlier
+   * version, or by a `send` that returned an outcome of its own) asks the {@link SlackMessageDirectory}
+   * instead. A message that cannot be found is left as it is, with a note in the log; a click on it is
+   * then told the question is closed.
    */
   async withdraw<TRole>(withdrawal: ChannelWithdrawal<TRole>, options: SlackWithdrawOptions): Promise<void> {
     const channel = conversationOf(options.channel);
     const { messages } = this.#start();
-    const found = await this.directory.find({ pauseId: withdrawal.pauseId, channel });
-    if (found === undefined) {
+    const ref = readQuestionRef(withdrawal.ref);
+    if (ref === undefined && withdrawal.ref !== undefined && withdrawal.ref !== null) {
       this.#log(
-        LogLevel.Info,
-        "slack.withdraw-not-found",
-        "The question's Slack message was not found; it keeps its buttons.",
-        {
-          channel,
-          tool: withdrawal.value.tool,
-        },
+        LogLevel.Debug,
+        "slack.withdraw-ref-unread",
+        "The pause's ref is not one this channel wrote; the directory is asked for the message instead.",
+        { channel, tool: withdrawal.value.tool },
       );
+    }
+    const found =
+      ref === undefined
+        ? await this.directory.find({ pauseId: withdrawal.pauseId, channel })
+        : messageOfRef(ref);
+    let message: SlackPostedMessage | undefined = found;
+    if (found !== undefined && found.blocks === undefined) {
+      // A ref names the message itself: not there means deleted. A directory may hand back less than it found.
+      message = (await messages.read(found)) ?? (ref === undefined ? found : undefined);
+    }
+    if (message === undefined) {
+      this.#notFound(ref?.channel ?? channel, withdrawal.value.tool, ref !== undefined);
       return;
     }
-    const message = found.blocks === undefined ? ((await messages.read(found)) ?? found) : found;
     if (message.metadata?.state === SlackQuestionState.Withdrawn) return;
     const pause: SlackPauseMetadata = message.metadata ?? {
       pauseId: withdrawal.pauseId,
@@ -176,11 +199,28 @@ export class SlackAsker implements OnInit {
       kind: withdrawal.kind,
       state: SlackQuestionState.Open,
     };
-    await messages.close(message, pause, SlackQuestionState.Withdrawn, {
-      kind: "withdrawn",
-      resolution: withdrawal.resolution,
-      note: options.note,
-    });
+    try {
+      await messages.close(message, pause, SlackQuestionState.Withdrawn, {
+        kind: "withdrawn",
+        resolution: withdrawal.resolution,
+        note: options.note,
+      });
+    } catch (error) {
+      // Deleted since it was posted: there are no buttons left to take back.
+      if (slackErrorText(error) !== "message_not_found") throw error;
+      this.#notFound(message.channel, withdrawal.value.tool, true);
+    }
+  }
+
+  #notFound(channel: string, tool: string, deleted: boolean): void {
+    this.#log(
+      LogLevel.Info,
+      "slack.withdraw-not-found",
+      deleted
+        ? "The question's Slack message is gone (deleted); there is nothing to take back."
+        : "The question's Slack message was not found; it keeps its buttons.",
+      { channel, tool },
+    );
   }
 
   async #ask<TRole>(
@@ -207,7 +247,8 @@ export class SlackAsker implements OnInit {
     };
     // Built first, so that options Slack would refuse fail before anything is posted.
     const blocks = questionBlocks({ pauseId: pause.pauseId, tenantId: pause.tenantId, kind, options });
-    if (await this.#alreadyPosted(pause.pauseId, channel, ask.value.tool)) return ChannelOutcome.awaitReply();
+    const earlier = await this.#alreadyPosted(pause.pauseId, channel, ask.value.tool);
+    if (earlier !== undefined) return awaitReplyAt(earlier, options.text, blocks);
     let posted: SlackMessageRef;
     try {
       posted = await messages.post({ channel, text: options.text, blocks, metadata: pauseMetadata(pause) });
@@ -234,14 +275,14 @@ export class SlackAsker implements OnInit {
         },
       );
     }
-    return ChannelOutcome.awaitReply();
+    return awaitReplyAt(posted, options.text, blocks);
   }
 
-  /** True when an earlier try of this send already posted the question. */
-  async #alreadyPosted(pauseId: string, channel: string, tool: string): Promise<boolean> {
+  /** The message an earlier try of this send already posted, or undefined. */
+  async #alreadyPosted(pauseId: string, channel: string, tool: string): Promise<SlackMessageRef | undefined> {
     try {
       const found = await this.directory.find({ pauseId, channel, recent: true });
-      if (found === undefined) return false;
+      if (found === undefined) return undefined;
       this.#log(
         LogLevel.Info,
         "slack.already-posted",
@@ -251,7 +292,7 @@ export class SlackAsker implements OnInit {
           tool,
         },
       );
-      return true;
+      return found;
     } catch (error) {
       // The check only saves a duplicate; a history read refused (no channels:history) must not stop the question.
       this.#log(
@@ -264,7 +305,7 @@ export class SlackAsker implements OnInit {
           error: slackErrorText(error),
         },
       );
-      return false;
+      return undefined;
     }
   }
 
@@ -299,6 +340,16 @@ export class SlackAsker implements OnInit {
       at: this.#clock.now(),
     });
   }
+}
+
+/** The pause waits for its answer, keeping where its question is (a `SlackQuestionRef`). */
+function awaitReplyAt<TRole>(
+  message: SlackMessageRef,
+  text: string,
+  blocks: readonly KnownBlock[],
+): ChannelOutcome<TRole> {
+  const ref = questionRef(message, text, blocks);
+  return ChannelOutcome.awaitReply<TRole>(ref === undefined ? {} : { ref });
 }
 
 /** The conversation id, refusing a `#name`: the message could be posted, but never found again. */

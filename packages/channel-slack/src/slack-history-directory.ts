@@ -10,7 +10,10 @@ import type {
 export interface SlackHistoryDirectoryOptions {
   /** Messages asked for per `conversations.history` call. Default 200, the most Slack advises. */
   readonly pageSize?: number;
-  /** Pages read at most when withdrawing. Default 5: the conversation's 1,000 latest messages. */
+  /**
+   * Pages read at most when withdrawing a question whose pause has no ref (asked by an earlier
+   * version, or by a `send` of your own). Default 5: the conversation's 1,000 latest messages.
+   */
   readonly maxPages?: number;
   /** Pages read at most before a post (the retried-send check). Default 1. */
   readonly recentPages?: number;
@@ -19,10 +22,13 @@ export interface SlackHistoryDirectoryOptions {
 /**
  * Finds a pause's message by reading the conversation's history with its metadata
  * (`conversations.history`, `include_all_metadata`), newest first, and matching the pauseId in it.
- * It keeps nothing, so every instance finds the same message; the price is a bounded search. A
- * question older than `pageSize × maxPages` messages is not found: its `withdraw` then leaves the
- * buttons in place (a later click is told the question is closed). In a busy conversation, post the
- * questions to a conversation of their own, or plug in a directory of your own.
+ * It keeps nothing, so every instance finds the same message; the price is a bounded search.
+ *
+ * It is asked before every post (one page: a retried send posted moments ago), and on `withdraw`
+ * only for a pause that kept no ref: the ask methods return one, which the pause keeps, so a
+ * withdrawal normally goes straight to its message. Searching, it reads up to `pageSize × maxPages`
+ * messages; a question older than that is not found, and its `withdraw` leaves the buttons in place
+ * (a later click is told the question is closed).
  *
  * Needs the `channels:history` scope (`groups:history` for private channels, `im:history` for direct
  * messages).

@@ -24,16 +24,20 @@ export interface SlackMessageLookup {
   readonly channel: string;
   /**
    * True for the check a `send` makes before posting: a send retried after a crash posted moments
-   * ago, so a directory that reads history may look at the latest messages only.
+   * ago, so a directory that reads history may look at the latest messages only. False (or absent)
+   * for a withdrawal whose pause has no ref.
    */
   readonly recent?: boolean;
 }
 
 /**
- * Finds a pause's message again, so that a retried `send` does not post twice and `withdraw` can
- * take the question back. The default, {@link SlackHistoryDirectory}, asks Slack itself and keeps
- * nothing; implement this to keep the mapping in your own database instead (no history reads, no
- * limit on how far back).
+ * Finds a pause's message again by its pauseId: before a post, so that a retried `send` does not
+ * post twice, and on `withdraw` when the pause has no ref of this channel (a question asked by an
+ * earlier version, or by a `send` that returned an outcome of its own). A withdrawal whose pause
+ * kept the ref the ask methods return goes straight to its message and does not ask the directory.
+ *
+ * The default, {@link SlackHistoryDirectory}, asks Slack itself and keeps nothing; implement this to
+ * keep the mapping in your own database instead (no history reads, no limit on how far back).
  */
 export interface SlackMessageDirectory {
   /** Where the question of `lookup.pauseId` was posted in `lookup.channel`, or undefined. */

@@ -23,8 +23,9 @@ export interface SlackSettings {
   /** A `WebClient` you made yourself; `botToken`, `apiUrl` and `clientOptions` are then not used. */
   readonly client?: WebClient;
   /**
-   * Where a pause's message is found again (to avoid a second post, and to withdraw it). Default: a
-   * {@link SlackHistoryDirectory}, which reads the conversation's recent history.
+   * Where a pause's message is found again by its pauseId: to avoid a second post, and to withdraw a
+   * question whose pause kept no ref. Default: a {@link SlackHistoryDirectory}, which reads the
+   * conversation's recent history.
    */
   readonly directory?: (client: WebClient) => SlackMessageDirectory;
 }

@@ -218,7 +218,10 @@ describe("an approval in Slack, answered on another instance", () => {
   test("app.cancel withdraws the question: the message loses its buttons and says why", async () => {
     await startDeploy();
     const before = structuredClone(question());
+    const calls = h.slack.calls.length;
     await h.asking.cancel("release:api-1.4.2", { tenantId: "acme" });
+    // Straight to the message the pause's ref names: one edit, no history read.
+    expect(h.slack.calls.slice(calls).map((c) => c.method)).toEqual(["chat.update"]);
 
     const withdrawn = question();
     expect(blockIds(withdrawn)).toEqual([SlackBlockId.Question, SlackBlockId.Status]);
@@ -242,6 +245,54 @@ describe("an approval in Slack, answered on another instance", () => {
       ":no_entry_sign: Withdrawn: the request was cancelled, no answer is needed.",
     );
     expect(h.answering.get(ReleaseLedger).deploys).toEqual([]);
+  });
+
+  test("a cancel on the second instance edits the message through the ref in the SQLite file, reading no history", async () => {
+    await startDeploy();
+    const pauseId = pauseIdOf(question());
+    const stored = await h.answering.store.pauses.findByTenantIdAndPauseId("acme", pauseId);
+    expect(stored?.channelRef).toMatchObject({ v: 1, channel: RELEASES, ts: question().ts });
+    const calls = h.slack.calls.length;
+
+    await h.answering.cancel("release:api-1.4.2", { tenantId: "acme" });
+
+    expect(h.slack.calls.slice(calls).map((c) => c.method)).toEqual(["chat.update"]);
+    const withdrawn = question();
+    expect(blockIds(withdrawn)).toEqual([SlackBlockId.Question, SlackBlockId.Status]);
+    expect(withdrawn.metadata?.event_payload).toEqual({
+      pause_id: pauseId,
+      tenant_id: "acme",
+      kind: "approval",
+      state: "withdrawn",
+    });
+    expect(withdrawn.text).toBe("Deploy *api* 1.4.2 to production?");
+    expect(statusOf(withdrawn)).toBe(
+      ":no_entry_sign: Withdrawn: the request was cancelled, no answer is needed.",
+    );
+    expect(h.logs.entries.filter((e) => e.event === "channel.withdraw-failed")).toEqual([]);
+  });
+
+  test("a pause that kept no ref (asked by an earlier version) is still withdrawn, through the directory", async () => {
+    // The asking instance's store drops the ref, as a pause recorded before refs were kept has none.
+    const pauses = h.asking.store.pauses;
+    const markSent = pauses.markSent.bind(pauses);
+    vi.spyOn(pauses, "markSent").mockImplementation((tenantId, pauseId, fence) =>
+      markSent(tenantId, pauseId, fence),
+    );
+    await startDeploy();
+    const pauseId = pauseIdOf(question());
+    expect((await pauses.findByTenantIdAndPauseId("acme", pauseId))?.channelRef).toBeUndefined();
+    h.slack.addReply({ channel: RELEASES, user: "UBOB0001", text: "anyone around?" });
+    const calls = h.slack.calls.length;
+
+    await h.answering.cancel("release:api-1.4.2", { tenantId: "acme" });
+
+    // The history directory's search, then the edit.
+    const history = h.slack.calls.slice(calls).filter((c) => c.method === "conversations.history");
+    expect(history.map((c) => [c.args.limit, c.args.include_all_metadata])).toEqual([["200", "true"]]);
+    expect(h.slack.calls.at(-1)?.method).toBe("chat.update");
+    expect(question().metadata?.event_payload.state).toBe("withdrawn");
+    expect(blockIds(question())).toEqual([SlackBlockId.Question, SlackBlockId.Status]);
   });
 
   test("a click is recorded and audited before Slack gets its 200; the tool runs after, in the background", async () => {

@@ -145,3 +145,16 @@ test("a reply read for longer than replyWaitMs is acknowledged first and recorde
   expect(texts(question(), SlackBlockId.Status)[0]).toMatch(/^:speech_balloon: Answered by <@UERIN001> /);
   expect(h.slack.ephemerals).toEqual([]);
 });
+
+test("a cancelled question is withdrawn through its ref, with its choices gone and no history read", async () => {
+  await askReplicas();
+  const calls = h.slack.calls.length;
+  await h.answering.cancel("scale:api", { tenantId: "acme" });
+  expect(h.slack.calls.slice(calls).map((c) => c.method)).toEqual(["chat.update"]);
+  const withdrawn = question();
+  expect(withdrawn.metadata?.event_payload).toMatchObject({ kind: "question", state: "withdrawn" });
+  expect(texts(withdrawn, SlackBlockId.Actions)).toEqual([]);
+  expect(texts(withdrawn, SlackBlockId.Status)).toEqual([
+    ":no_entry_sign: Withdrawn: the request was cancelled, no answer is needed.",
+  ]);
+});
