@@ -1,4 +1,4 @@
-import { AgbossError, type ExecutionOutput, ExecutionStatus, NotPausedError } from "@agboss/core";
+import { AgbossError, type ExecutionOutput, ExecutionStatus, NotPausedError, PauseKind } from "@agboss/core";
 import type { OpenQuestion } from "./open-question.js";
 
 const MAX_VALUE = 60;
@@ -14,9 +14,14 @@ export function describeArguments(args: Readonly<Record<string, unknown>>): stri
   return parts.length === 0 ? "no arguments" : parts.join(", ");
 }
 
-/** A question as a line of the list: the tool, its masked arguments and its thread. @internal */
+/**
+ * A question as a line of the list: the tool, its masked arguments and its thread; for a question
+ * (not an approval), what its channel asks. @internal
+ */
 export function describeQuestion(question: OpenQuestion): string {
-  return `${question.tool} (${describeArguments(question.arguments)}) · thread ${question.threadId}`;
+  const line = `${question.tool} (${describeArguments(question.arguments)}) · thread ${question.threadId}`;
+  if (question.kind !== PauseKind.Question) return line;
+  return `${line} · asks: ${question.channelDescription || question.channel}`;
 }
 
 /** What the execution did after an answer. @internal */

@@ -4,6 +4,8 @@ export type { OpenQuestion } from "./open-question.js";
 export { openQuestions, type QuestionsFor } from "./open-questions.js";
 export type { TerminalAnswer } from "./terminal-answer.js";
 export type { TerminalOutput } from "./terminal-output.js";
+export { TerminalQuestions } from "./terminal-questions.js";
+export type { TerminalQuestionsOptions } from "./terminal-questions-options.js";
 export { type TerminalSession, TerminalSessionEnd } from "./terminal-session.js";
 export { TerminalUserChannel } from "./terminal-user-channel.js";
 export { TERMINAL_USER_CHANNEL } from "./terminal-user-channel-name.js";

@@ -1,13 +1,20 @@
-import { type App, PauseStatus, type PauseSummary } from "@agboss/core";
+import { type AnyClass, type App, PauseKind, PauseStatus, type PauseSummary } from "@agboss/core";
+import { type AnsweredChannel, answeredChannels } from "./answered-channel.js";
 import type { OpenQuestion } from "./open-question.js";
-import { TERMINAL_USER_CHANNEL } from "./terminal-user-channel-name.js";
 
-/** Who is asked: the thread's owner, in a tenant. */
+/** Who is asked: the thread's owner, in a tenant; and which channels besides `terminal-user-channel`. */
 export interface QuestionsFor {
   /** The owner of the threads whose questions are listed. */
   readonly ownerId: string;
   /** Default `default`. */
   readonly tenantId?: string;
+  /**
+   * Channel roles answered by the thread's owner whose open pauses are listed too, beside
+   * {@link TerminalUserChannel}'s: question roles (answered with their `answer` DTO, or in words when
+   * they have a reply interpreter) and approval roles. A role's `@Channel` implementation may be given
+   * instead of the role. A role answered by `PauseAnswerer.Channel` is refused with a `TypeError`.
+   */
+  readonly roles?: readonly AnyClass[];
 }
 
 function askOf(summary: PauseSummary): { tool: string; arguments: Record<string, unknown> } {
@@ -23,21 +30,25 @@ function askOf(summary: PauseSummary): { tool: string; arguments: Record<string,
 }
 
 /**
- * The questions {@link TerminalUserChannel} asked `ownerId` that still wait, oldest first. Read from the
- * store each time, so questions answered elsewhere drop out and a fresh process sees every one.
+ * The questions {@link TerminalUserChannel} (and the channels of `roles`) asked `ownerId` that still
+ * wait, oldest first. Read from the store each time, so questions answered elsewhere drop out and a
+ * fresh process sees every one.
  */
 export async function openQuestions(app: App, who: QuestionsFor): Promise<OpenQuestion[]> {
   const tenantId = who.tenantId ?? "default";
-  const pending = await app.pauses.list({
-    tenantId,
-    status: PauseStatus.Pending,
-    role: TERMINAL_USER_CHANNEL,
-  });
+  const channels = answeredChannels(who.roles);
+  const pending: { summary: PauseSummary; channel: AnsweredChannel }[] = [];
+  for (const channel of channels.values()) {
+    const listed = await app.pauses.list({ tenantId, status: PauseStatus.Pending, role: channel.name });
+    for (const summary of listed) pending.push({ summary, channel });
+  }
   // The inbox does not filter by owner, so each thread's owner is read once.
   const owners = new Map<string, string | undefined>();
   const questions: OpenQuestion[] = [];
-  for (const summary of pending) {
+  for (const { summary, channel } of pending) {
     if (summary.pauseId === undefined) continue;
+    // A question is answered with its role's DTO; without it in hand there is no form to show.
+    if (summary.kind === PauseKind.Question && channel.answer === undefined) continue;
     if (!owners.has(summary.threadId)) {
       const thread = await app.store.threads.findByTenantIdAndThreadId(tenantId, summary.threadId);
       owners.set(summary.threadId, thread?.ownerId);
@@ -46,6 +57,11 @@ export async function openQuestions(app: App, who: QuestionsFor): Promise<OpenQu
     const ask = askOf(summary);
     questions.push({
       pauseId: summary.pauseId,
+      kind: summary.kind,
+      channel: channel.name,
+      channelDescription: channel.description,
+      answer: summary.kind === PauseKind.Question ? channel.answer : undefined,
+      readsReplies: channel.readsReplies,
       tool: ask.tool,
       agent: summary.agent,
       arguments: ask.arguments,

@@ -1,7 +1,4 @@
-import type { TerminalOutput } from "./terminal-output.js";
+import type { TerminalQuestionsOptions } from "./terminal-questions-options.js";
 
 /** Options of {@link TerminalUserChannel}, given through `TerminalUserChannel.writingTo(…)`. */
-export interface TerminalUserChannelOptions {
-  /** Where it notes the questions it asks and takes back. Default `process.stdout`; `null` writes nothing. */
-  readonly output?: TerminalOutput | null;
-}
+export interface TerminalUserChannelOptions extends TerminalQuestionsOptions {}

@@ -2,13 +2,13 @@ import {
   Channel,
   type ChannelAsk,
   type ChannelHandler,
-  ChannelOutcome,
+  type ChannelOutcome,
   type ChannelWithdrawal,
   ExecutionContext,
-  PauseResolution,
   type Provider,
 } from "@agboss/core";
 import type { TerminalOutput } from "./terminal-output.js";
+import { TerminalQuestions } from "./terminal-questions.js";
 import { TERMINAL_USER_CHANNEL } from "./terminal-user-channel-name.js";
 import type { TerminalUserChannelOptions } from "./terminal-user-channel-options.js";
 
@@ -30,13 +30,11 @@ import type { TerminalUserChannelOptions } from "./terminal-user-channel-options
   deps: [ExecutionContext],
 })
 export class TerminalUserChannel implements ChannelHandler {
-  readonly #context: ExecutionContext;
-  readonly #output: TerminalOutput | null;
+  readonly #terminal: TerminalQuestions;
 
   /** The container creates it; use {@link TerminalUserChannel.writingTo} to choose where it writes. */
   constructor(context: ExecutionContext, options: TerminalUserChannelOptions = {}) {
-    this.#context = context;
-    this.#output = options.output === undefined ? process.stdout : options.output;
+    this.#terminal = new TerminalQuestions(context, options);
   }
 
   /**
@@ -56,19 +54,11 @@ export class TerminalUserChannel implements ChannelHandler {
 
   /** Notes the question (never its arguments, which may be sensitive) and waits for the owner's answer. */
   send(ask: ChannelAsk): Promise<ChannelOutcome> {
-    const { ownerId, threadId } = this.#context;
-    this.#write(`• asked ${ownerId} about ${ask.value.tool} (thread ${threadId}); it waits for the answer`);
-    return Promise.resolve(ChannelOutcome.awaitReply());
+    return this.#terminal.send(ask);
   }
 
   /** Notes that a question was taken back before anyone answered it. */
   withdraw(withdrawal: ChannelWithdrawal): Promise<void> {
-    const why = withdrawal.resolution === PauseResolution.Withdrawn ? "no longer needed" : "cancelled";
-    this.#write(`• took back the question about ${withdrawal.value.tool} (${why})`);
-    return Promise.resolve();
-  }
-
-  #write(line: string): void {
-    this.#output?.write(`${line}\n`);
+    return this.#terminal.withdraw(withdrawal);
   }
 }
