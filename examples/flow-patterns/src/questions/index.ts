@@ -1,0 +1,18 @@
+export { BookPickupTool } from "./book-pickup-tool.js";
+export { DamageAssessmentChannel } from "./damage-assessment-channel.js";
+export { DamageAssessmentDto } from "./damage-assessment-dto.js";
+export { DamageClaimDto } from "./damage-claim-dto.js";
+export { DamageRefundTool } from "./damage-refund-tool.js";
+export { DamageReplyInterpreter } from "./damage-reply-interpreter.js";
+export { PickupRequestDto } from "./pickup-request-dto.js";
+export { PickupSlotChannel } from "./pickup-slot-channel.js";
+export { PICKUP_DAYS, PICKUP_WINDOWS, PickupSlotDto } from "./pickup-slot-dto.js";
+export { ReturnsAgent } from "./returns-agent.js";
+export { ReturnsApplication } from "./returns-application.js";
+export { ReturnsDoneDto } from "./returns-done-dto.js";
+export { ReturnsLedger } from "./returns-ledger.js";
+export { ReturnsModelProvider } from "./returns-model-provider.js";
+export { returnsTurn } from "./returns-script.js";
+export { ReturnsWorkflow, ReturnsWorkflowFinish, ReturnsWorkflowStart } from "./returns-workflow.js";
+export { TerminalDamageAssessmentChannel } from "./terminal-damage-assessment-channel.js";
+export { TerminalPickupSlotChannel } from "./terminal-pickup-slot-channel.js";
