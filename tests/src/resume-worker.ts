@@ -1,14 +1,25 @@
-// A separate process that answers one pause: `resume-worker.ts <sqlite path> <pauseId> <ownerId|answeredBy> <who>`.
-// It prints one JSON line with what it saw and what its tools did.
+// A separate process that answers one pause:
+//   resume-worker.ts <sqlite path | postgres:<schema>> <pauseId> <ownerId|answeredBy> <who>
+// (Postgres: the server of AGBOSS_POSTGRES_URL, else the local `test` database.) It prints one JSON line
+// with what it saw and what its tools did.
 import { appInternals, createApp, MemoryLogger, replyWith, ScriptedChatModel } from "@agboss/core";
+import { postgresStore } from "@agboss/store-postgres";
 import { sqliteStore } from "@agboss/store-sqlite";
 import { Desk, OfficeApplication } from "./fixtures/approval-app.js";
 
-const [path, pauseId, credential, who] = process.argv.slice(2);
-if (path === undefined || pauseId === undefined || who === undefined)
-  throw new Error("usage: resume-worker <path> <pauseId> <ownerId|answeredBy> <who>");
+const [target, pauseId, credential, who] = process.argv.slice(2);
+if (target === undefined || pauseId === undefined || who === undefined)
+  throw new Error(
+    "usage: resume-worker <sqlite path | postgres:<schema>> <pauseId> <ownerId|answeredBy> <who>",
+  );
+const store = target.startsWith("postgres:")
+  ? postgresStore({
+      connectionString: process.env.AGBOSS_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/test",
+      schema: target.slice("postgres:".length),
+    })
+  : sqliteStore({ path: target });
 const app = await createApp(OfficeApplication, {
-  store: sqliteStore({ path }),
+  store,
   modelsScripted: true,
   logger: new MemoryLogger(),
 });

@@ -6,7 +6,7 @@ import { ExecutionStatus } from "@agboss/core";
 import { sqliteStore } from "@agboss/store-sqlite";
 import { testWith } from "@agboss/testing";
 import { expect } from "vitest";
-import { sqliteFile } from "../src/backends.js";
+import { postgresBackend, sqliteFile } from "../src/backends.js";
 import { OfficeApplication } from "../src/fixtures/approval-app.js";
 import { pauseTwo } from "../src/office.js";
 
@@ -15,14 +15,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 const worker = join(here, "..", "src", "resume-worker.ts");
 
 async function resumeInProcess(
-  path: string,
+  target: string,
   pauseId: string,
   credential: "ownerId" | "answeredBy",
   who: string,
 ) {
   const { stdout } = await run(
     process.execPath,
-    ["--import", "tsx", "--conditions=@agboss/source", worker, path, pauseId, credential, who],
+    ["--import", "tsx", "--conditions=@agboss/source", worker, target, pauseId, credential, who],
     {
       cwd: join(here, ".."),
       timeout: 60_000,
@@ -58,3 +58,26 @@ test("[HW-03] [CC-06] two real processes over one SQLite file answer two pauses 
   const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-processes" });
   expect(pauses.map((p) => p.status)).toEqual(["taken", "taken"]);
 }, 90_000);
+
+const onPostgres = testWith(OfficeApplication, { store: postgresBackend.store });
+
+onPostgres(
+  "[HW-03] [CC-06] two real processes over one Postgres schema answer two pauses of one tree at once: both taken, each tool once",
+  async ({ app, mockLlm, store }) => {
+    const schema = store.name.slice(store.name.lastIndexOf("#") + 1);
+    const { refundPauseId, expensePauseId, result } = await pauseTwo(app, mockLlm, "t-processes-pg");
+    expect(result.status).toBe(ExecutionStatus.Paused);
+    const [a, b] = await Promise.all([
+      resumeInProcess(`postgres:${schema}`, refundPauseId, "answeredBy", "manager-17"),
+      resumeInProcess(`postgres:${schema}`, expensePauseId, "ownerId", "alice"),
+    ]);
+    expect([a.status, b.status]).toContain(ExecutionStatus.Completed);
+    expect(a.refunds + b.refunds).toBe(1);
+    expect(a.expenses + b.expenses).toBe(1);
+    const record = await store.executions.findByTenantIdAndExecutionId("acme", result.executionId);
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+    const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-processes-pg" });
+    expect(pauses.map((p) => p.status)).toEqual(["taken", "taken"]);
+  },
+  90_000,
+);
