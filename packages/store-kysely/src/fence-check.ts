@@ -12,7 +12,9 @@ export class FenceCheck {
   constructor(store: StoreDatabase) {
     this.#epochOf = new PreparedQuery((slot) => {
       const query = store.db.selectFrom("agboss_leases").select("epoch").where("key", "=", slot("key"));
-      return store.capabilities.lockRowsForUpdate ? query.forUpdate() : query;
+      // A shared lock: a holder's writes check their fence side by side, while a takeover (which
+      // updates the row) waits for every write that checked before it, and writes after it see the new epoch.
+      return store.capabilities.lockRowsForUpdate ? query.forShare() : query;
     });
   }
 

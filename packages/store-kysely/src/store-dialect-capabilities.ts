@@ -18,7 +18,10 @@ export interface StoreDialectCapabilities {
    * `begin` takes the write lock only at the first write, and two connections upgrading at once deadlock.
    */
   readonly beginWriteTransaction: string;
-  /** Whether `select … for update` locks the rows it reads (Postgres); false where the transaction locks the database. */
+  /**
+   * Whether `select … for update` / `for share` lock the rows they read (Postgres): lease changes lock
+   * the lease row for update, fenced writes for share. False where the transaction locks the database.
+   */
   readonly lockRowsForUpdate: boolean;
   /** Whether `insert`/`update … returning` is available; otherwise the row is read back in the same transaction. */
   readonly supportsReturning: boolean;

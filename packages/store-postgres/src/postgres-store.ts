@@ -16,8 +16,8 @@ const MAX_IDENTIFIER_BYTES = 63;
 /**
  * Every store contract and the LangGraph checkpointer on PostgreSQL, for several instances of one
  * application over one database. Writes that race (two answers to one pause, two instances taking one
- * lease) are decided by conditional updates and row locks, and every fenced write locks its lease row
- * first, so a holder that lost its lease to another instance fails and writes nothing.
+ * lease) are decided by conditional updates and row locks, and every fenced write takes a shared lock on
+ * its lease row first, so a holder that lost its lease to another instance fails and writes nothing.
  *
  * @example
  * const store = await PostgresStore.open({ connectionString: "postgres://app@db:5432/refunds", schema: "agboss" });
