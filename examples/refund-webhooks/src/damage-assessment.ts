@@ -19,6 +19,7 @@ import {
 } from "@agboss/core";
 import { DamageAssessmentDto, DamageClaimDto, DeskActionDto } from "./dtos.js";
 import { Outbox } from "./outbox.js";
+import { CardPayments } from "./payments.js";
 import { withdrawalNote } from "./refund-approval.js";
 
 /** What the damage question tells a warehouse lead about answering in words. */
@@ -137,8 +138,8 @@ export class OutboxDamageAssessmentChannel extends DamageAssessmentChannel {
 }
 
 /**
- * Refunds a damaged item (here: pretends to) by what the warehouse lead settled on: the claim is the
- * tool's input, the lead's assessment its second argument.
+ * Refunds a damaged item (through the stand-in processor) by what the warehouse lead settled on: the
+ * claim is the tool's input, the lead's assessment its second argument.
  */
 @Tool({
   name: "damage-refund-tool",
@@ -147,10 +148,13 @@ export class OutboxDamageAssessmentChannel extends DamageAssessmentChannel {
   input: DamageClaimDto,
   output: DeskActionDto,
   channel: DamageAssessmentChannel,
-  deps: [ExecutionContext],
+  deps: [CardPayments, ExecutionContext],
 })
 export class DamageRefundTool implements ToolHandler<DamageClaimDto, DeskActionDto, DamageAssessmentDto> {
-  constructor(private readonly context: ExecutionContext) {}
+  constructor(
+    private readonly payments: CardPayments,
+    private readonly context: ExecutionContext,
+  ) {}
 
   run({ orderId, amountCents }: DamageClaimDto, assessment: DamageAssessmentDto): Promise<DeskActionDto> {
     if (assessment.refundCents > amountCents) {
@@ -159,10 +163,11 @@ export class DamageRefundTool implements ToolHandler<DamageClaimDto, DeskActionD
         `the warehouse lead settled on ${money(assessment.refundCents)}, more than the ${money(amountCents)} paid for ${orderId}`,
       );
     }
-    const refunded =
-      assessment.refundCents === 0
-        ? `no refund for ${orderId} after inspection`
-        : `refunded ${money(assessment.refundCents)} of ${money(amountCents)} (rf_${this.context.tenant.tenantId}_${orderId})`;
+    let refunded = `no refund for ${orderId} after inspection`;
+    if (assessment.refundCents > 0) {
+      const refundId = this.payments.refund(this.context.tenant.tenantId, orderId, assessment.refundCents);
+      refunded = `refunded ${money(assessment.refundCents)} of ${money(amountCents)} (${refundId})`;
+    }
     const parts = [refunded, assessment.restock === true ? "item back in stock" : undefined, assessment.note];
     return Promise.resolve({ status: parts.filter((part) => part !== undefined).join("; ") });
   }

@@ -12,6 +12,7 @@ import { DamageRefundTool, OutboxDamageAssessmentChannel } from "./damage-assess
 import { GoodwillCreditTool, OutboxGoodwillApprovalChannel } from "./goodwill-approval.js";
 import { AGENT_MODEL } from "./model-ids.js";
 import { Outbox } from "./outbox.js";
+import { CardPayments } from "./payments.js";
 import { OutboxRefundApprovalChannel, RefundCardTool } from "./refund-approval.js";
 
 /** Handles one customer request about one order: money back, a store credit, or a damage claim. */
@@ -67,6 +68,7 @@ export class RefundDeskWorkflow {}
   workflows: [RefundDeskWorkflow],
   providers: [
     Outbox,
+    CardPayments,
     OutboxRefundApprovalChannel,
     OutboxGoodwillApprovalChannel,
     OutboxDamageAssessmentChannel,

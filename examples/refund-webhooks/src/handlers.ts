@@ -15,6 +15,7 @@ import {
 import { RefundDeskWorkflowStart, requestText } from "./desk.js";
 import { AnswerWebhookDto, ApprovalWebhookDto, CancelWebhookDto, RefundRequestWebhookDto } from "./dtos.js";
 import { Outbox } from "./outbox.js";
+import { CardPayments } from "./payments.js";
 
 /** What a handler answers; the server writes it as JSON. */
 export interface HttpReply {
@@ -186,4 +187,9 @@ export async function handleCancel(app: App, body: unknown): Promise<HttpReply> 
 /** GET /outbox: what the managers were asked (a demo view: pauseIds are the right to answer). */
 export function handleOutbox(app: App): HttpReply {
   return { status: 200, body: { messages: app.get(Outbox).list() } };
+}
+
+/** GET /refunds: what this instance's card processor was asked to refund (a demo view). */
+export function handleRefunds(app: App): HttpReply {
+  return { status: 200, body: { refunds: app.get(CardPayments).list() } };
 }

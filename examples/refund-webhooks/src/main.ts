@@ -1,18 +1,20 @@
 import { fileURLToPath } from "node:url";
-import { SQLITE_PATH_ENV } from "@agboss/store-sqlite";
 import { startRefundServer } from "./server.js";
+import { storeChoiceFromEnv } from "./store.js";
 
-// The database: AGBOSS_SQLITE_PATH if set, else a gitignored file beside the example.
-const sqlitePath =
-  process.env[SQLITE_PATH_ENV] ??
-  fileURLToPath(new URL("../.agboss/data/refund-webhooks.sqlite", import.meta.url));
+// The store: Postgres when AGBOSS_POSTGRES_URL is set (schema AGBOSS_POSTGRES_SCHEMA, default
+// refund_webhooks); else SQLite at AGBOSS_SQLITE_PATH, else a gitignored file beside the example.
+const store = storeChoiceFromEnv(
+  process.env,
+  fileURLToPath(new URL("../.agboss/data/refund-webhooks.sqlite", import.meta.url)),
+);
 const port = Number(process.env.PORT ?? "3000");
 const host = process.env.HOST ?? "127.0.0.1";
 
-const server = await startRefundServer({ sqlitePath, port, host });
+const server = await startRefundServer({ store, port, host });
 
 console.log(`AGBoss refund desk listening on ${server.url}`);
-console.log(`  store     ${sqlitePath}`);
+console.log(`  store     ${server.store}`);
 console.log(
   `  models    ${server.models === "scripted" ? "scripted (no network; set AGBOSS_OPENAI_API_KEY for a real endpoint)" : "OpenAI-compatible endpoint"}`,
 );
@@ -21,6 +23,7 @@ console.log(`  POST ${server.url}/webhooks/approval`);
 console.log(`  POST ${server.url}/webhooks/answer`);
 console.log(`  POST ${server.url}/webhooks/cancel`);
 console.log(`  GET  ${server.url}/outbox`);
+console.log(`  GET  ${server.url}/refunds`);
 
 function shutdown(signal: string): void {
   console.log(`${signal}: closing`);

@@ -21,6 +21,7 @@ import {
 } from "@agboss/core";
 import { DeskActionDto, RefundCardDto } from "./dtos.js";
 import { Outbox } from "./outbox.js";
+import { CardPayments } from "./payments.js";
 
 /** What the refund question tells a manager about answering in words. */
 export const REFUND_REPLY_HINT = 'Reply "approve" or "lgtm" to refund, or "reject: <why>" to refuse.';
@@ -111,20 +112,23 @@ export function withdrawalNote(resolution: ChannelWithdrawal["resolution"]): str
     : "No longer needed.";
 }
 
-/** Sends money back to the customer's card (here: pretends to), once a manager agreed. */
+/** Sends money back to the customer's card (through the stand-in processor), once a manager agreed. */
 @Tool({
   name: "refund-card-tool",
   description: "Refunds an amount to the card the order was paid with",
   input: RefundCardDto,
   output: DeskActionDto,
   channel: RefundApprovalChannel,
-  deps: [ExecutionContext],
+  deps: [CardPayments, ExecutionContext],
 })
 export class RefundCardTool implements ToolHandler<RefundCardDto, DeskActionDto> {
-  constructor(private readonly context: ExecutionContext) {}
+  constructor(
+    private readonly payments: CardPayments,
+    private readonly context: ExecutionContext,
+  ) {}
 
   run({ orderId, amountCents }: RefundCardDto): Promise<DeskActionDto> {
-    const refundId = `rf_${this.context.tenant.tenantId}_${orderId}`;
+    const refundId = this.payments.refund(this.context.tenant.tenantId, orderId, amountCents);
     return Promise.resolve({ status: `refunded ${(amountCents / 100).toFixed(2)} (${refundId})` });
   }
 }

@@ -1,9 +1,6 @@
-import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { dirname } from "node:path";
 import { type App, createApp, type Logger } from "@agboss/core";
-import { sqliteStore } from "@agboss/store-sqlite";
 import { RefundDeskApplication } from "./desk.js";
 import {
   type HttpReply,
@@ -12,13 +9,18 @@ import {
   handleCancel,
   handleOutbox,
   handleRefundRequest,
+  handleRefunds,
 } from "./handlers.js";
 import { type ModelChoice, modelProvidersFor } from "./models.js";
+import { describeStore, type StoreChoice, storeFactoryFor } from "./store.js";
 
 /** How to start the desk's server. */
 export interface RefundServerOptions {
-  /** The SQLite file every instance shares. */
-  readonly sqlitePath: string;
+  /**
+   * The store every instance of the desk shares: a SQLite file, or a schema of a Postgres database
+   * (`storeChoiceFromEnv` reads it from the environment).
+   */
+  readonly store: StoreChoice;
   /** Default 3000; 0 picks a free port. */
   readonly port?: number;
   /** Default 127.0.0.1. */
@@ -33,6 +35,8 @@ export interface RefundServer {
   readonly url: string;
   readonly app: App;
   readonly models: ModelChoice["kind"];
+  /** The store, in one line without credentials (`describeStore`). */
+  readonly store: string;
   /** Stops taking requests, then closes the app (and its store). */
   close(): Promise<void>;
 }
@@ -64,6 +68,7 @@ const routes: Record<string, Route> = {
   "POST /webhooks/answer": async (app, req) => handleAnswer(app, await readJson(req)),
   "POST /webhooks/cancel": async (app, req) => handleCancel(app, await readJson(req)),
   "GET /outbox": (app) => handleOutbox(app),
+  "GET /refunds": (app) => handleRefunds(app),
 };
 
 function send(res: ServerResponse, reply: HttpReply): void {
@@ -87,9 +92,8 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 export async function startRefundServer(options: RefundServerOptions): Promise<RefundServer> {
   const env = options.env ?? process.env;
   const models = modelProvidersFor(env);
-  mkdirSync(dirname(options.sqlitePath), { recursive: true });
   const app = await createApp(RefundDeskApplication, {
-    store: sqliteStore({ path: options.sqlitePath }),
+    store: storeFactoryFor(options.store),
     providers: [models.provider],
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
@@ -136,6 +140,7 @@ export async function startRefundServer(options: RefundServerOptions): Promise<R
     url: `http://${host}:${address.port}`,
     app,
     models: models.kind,
+    store: describeStore(options.store),
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -52,7 +52,12 @@ export interface ChildServer {
 
 const exampleDir = join(import.meta.dirname, "..");
 
-export function startChild(sqlitePath: string): Promise<ChildServer> {
+/**
+ * Starts `src/main.ts` with scripted models on a free port. The store is what `env` names
+ * (`AGBOSS_SQLITE_PATH`, or `AGBOSS_POSTGRES_URL` and `AGBOSS_POSTGRES_SCHEMA`), never one inherited
+ * from the environment the tests run in.
+ */
+export function startChild(env: Readonly<Record<string, string>>): Promise<ChildServer> {
   const child: ChildProcess = spawn(
     process.execPath,
     ["--import", "tsx", "--conditions=@agboss/source", "src/main.ts"],
@@ -60,11 +65,14 @@ export function startChild(sqlitePath: string): Promise<ChildServer> {
       cwd: exampleDir,
       env: {
         ...process.env,
-        AGBOSS_SQLITE_PATH: sqlitePath,
+        AGBOSS_SQLITE_PATH: "",
+        AGBOSS_POSTGRES_URL: "",
+        AGBOSS_POSTGRES_SCHEMA: "",
         PORT: "0",
         HOST: "127.0.0.1",
         AGBOSS_OPENAI_API_KEY: "",
         OPENAI_API_KEY: "",
+        ...env,
       },
       stdio: ["ignore", "pipe", "pipe"],
     },
@@ -95,4 +103,18 @@ export function startChild(sqlitePath: string): Promise<ChildServer> {
     });
     void exited.then((code) => reject(new Error(`the server exited (${code}) before listening:\n${output}`)));
   });
+}
+
+/** One refund of GET /refunds. */
+export interface RefundView {
+  refundId: string;
+  tenantId: string;
+  orderId: string;
+  amountCents: number;
+  at: string;
+}
+
+/** What this instance's card processor was asked to refund. */
+export async function refunds(base: string): Promise<RefundView[]> {
+  return (await get<{ refunds: RefundView[] }>(base, "/refunds")).body.refunds;
 }
