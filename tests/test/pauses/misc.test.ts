@@ -23,15 +23,17 @@ import {
 import { expect, test as plainTest } from "vitest";
 import { frozen, onEachBackend } from "../../src/backends.js";
 import {
+  BookExpenseTool,
   Desk,
   DoneDto,
   ExpenseDto,
   OfficeAgent,
   OfficeApplication,
+  OfficeWorkflowStart,
   TestRefundApprovalChannel,
 } from "../../src/fixtures/approval-app.js";
 import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
-import { pauseExpense, pauseRefund, pauseTwo } from "../../src/office.js";
+import { acme, pauseExpense, pauseRefund, pauseTwo, scriptThread } from "../../src/office.js";
 import { handleApproval, handleRequest } from "../../src/webhooks.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
@@ -98,6 +100,32 @@ onEachBackend(OfficeApplication, (test) => {
     expect(byRole.map((p) => [p.status, p.responder])).toEqual([["taken", "alice"]]);
     expect(await other.pauses.list({ tenantId: "globex" })).toEqual([]);
     expect(byRole[0]?.ask).toMatchObject({ tool: "book-expense-tool", arguments: { purpose: "taxi" } });
+  });
+
+  test("the inbox lists one person's questions across their threads (ownerId), oldest first", async ({
+    app,
+    mockLlm,
+    clock,
+  }) => {
+    await pauseExpense(app, mockLlm, "t-owner-1");
+    await clock.advance(1_000);
+    await pauseExpense(app, mockLlm, "t-owner-2");
+    scriptThread(
+      mockLlm,
+      "bob's lunch",
+      callTool(BookExpenseTool, { purpose: "lunch", amountCents: 900 }),
+      replyWith("Expense handled"),
+    );
+    await app.execute(
+      OfficeWorkflowStart,
+      { text: "bob's lunch" },
+      { threadId: "t-owner-bob", ownerId: "bob", tenant: acme },
+    );
+    const alice = await app.pauses.list({ tenantId: "acme", ownerId: "alice", status: PauseStatus.Pending });
+    expect(alice.map((p) => p.threadId)).toEqual(["t-owner-1", "t-owner-2"]);
+    const bob = await app.pauses.list({ tenantId: "acme", ownerId: "bob" });
+    expect(bob.map((p) => [p.threadId, p.kind])).toEqual([["t-owner-bob", "approval"]]);
+    expect(await app.pauses.list({ tenantId: "globex", ownerId: "alice" })).toEqual([]);
   });
 
   test("[HW-04] the webhook pattern: 202 when paused, 404 for an unknown pause, an idempotent 200 for a duplicate saying who answered", async ({

@@ -17,6 +17,8 @@ export interface PauseInboxQuery {
   /** The channel asked (a role's name or a concrete channel's). */
   readonly role?: string;
   readonly threadId?: string;
+  /** The thread's owner: one person's questions across their threads. */
+  readonly ownerId?: string;
   readonly limit?: number;
 }
 
@@ -53,6 +55,7 @@ export async function listPauses(
       : { statuses: Array.isArray(query.status) ? query.status : [query.status as PauseStatus] }),
     ...(query.role === undefined ? {} : { channel: query.role }),
     ...(query.threadId === undefined ? {} : { threadId: query.threadId }),
+    ...(query.ownerId === undefined ? {} : { ownerId: query.ownerId }),
     ...(query.limit === undefined ? {} : { limit: query.limit }),
   } satisfies PauseQuery);
   return records.map((p) => ({

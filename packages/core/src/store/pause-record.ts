@@ -55,6 +55,8 @@ export interface PauseQuery {
   readonly statuses?: readonly PauseStatus[];
   readonly channel?: string;
   readonly threadId?: string;
+  /** The thread's owner: one person's questions, across their threads. */
+  readonly ownerId?: string;
   readonly rootExecutionId?: string;
   /** At most this many, oldest asked first. */
   readonly limit?: number;

@@ -221,4 +221,15 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema.alterTable("agboss_pauses").addColumn("channel_ref", "text").execute();
     },
   },
+  {
+    // One person's open questions across their threads (`app.pauses.list({ ownerId })`), oldest first.
+    name: "pauses-owner-index",
+    async up(db) {
+      await db.schema
+        .createIndex("agboss_pauses_owner_idx")
+        .on("agboss_pauses")
+        .columns(["tenant_id", "owner_id", "status", "asked_at"])
+        .execute();
+    },
+  },
 ]);

@@ -109,6 +109,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     if (query.statuses !== undefined) select = select.where("status", "in", query.statuses);
     if (query.channel !== undefined) select = select.where("channel", "=", query.channel);
     if (query.threadId !== undefined) select = select.where("thread_id", "=", query.threadId);
+    if (query.ownerId !== undefined) select = select.where("owner_id", "=", query.ownerId);
     if (query.rootExecutionId !== undefined)
       select = select.where("root_execution_id", "=", query.rootExecutionId);
     select = select.orderBy("asked_at", "asc").orderBy("pause_id", "asc");

@@ -217,6 +217,28 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(await pauses().list({ tenantId: "tenant-c" })).toEqual([]);
   });
 
+  test("pauses: list filters by the thread's owner, across their threads", async () => {
+    const mine = await pauses().findOrCreate(pauseRecord({ askedAt: 20, ownerId: "dana", threadId: "t-1" }));
+    const mineToo = await pauses().findOrCreate(
+      pauseRecord({ askedAt: 10, ownerId: "dana", threadId: "t-2" }),
+    );
+    await pauses().findOrCreate(pauseRecord({ askedAt: 5, ownerId: "eli", threadId: "t-3" }));
+    await pauses().findOrCreate(pauseRecord({ askedAt: 1, ownerId: "dana", tenantId: "tenant-b" }));
+    const ids = (list: { pauseId: string }[]) => list.map((p) => p.pauseId);
+    expect(ids(await pauses().list({ tenantId: "tenant-a", ownerId: "dana" }))).toEqual(ids([mineToo, mine]));
+    expect(
+      ids(
+        await pauses().list({
+          tenantId: "tenant-a",
+          ownerId: "dana",
+          statuses: [PauseStatus.Pending],
+          limit: 1,
+        }),
+      ),
+    ).toEqual(ids([mineToo]));
+    expect(await pauses().list({ tenantId: "tenant-a", ownerId: "nobody" })).toEqual([]);
+  });
+
   test("pauses: listResolvedBefore gives Resolved pauses of every tenant resolved before the cutoff, oldest first, up to the limit", async () => {
     const resolvedAt = async (at: number, overrides: Parameters<typeof pauseRecord>[0] = {}) => {
       const pause = await pauses().findOrCreate(pauseRecord({ askedAt: 1, ...overrides }));

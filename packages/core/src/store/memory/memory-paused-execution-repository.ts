@@ -57,6 +57,7 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
           (query.statuses === undefined || query.statuses.includes(p.status)) &&
           (query.channel === undefined || p.channel === query.channel) &&
           (query.threadId === undefined || p.threadId === query.threadId) &&
+          (query.ownerId === undefined || p.ownerId === query.ownerId) &&
           (query.rootExecutionId === undefined || p.rootExecutionId === query.rootExecutionId),
       )
       .sort((a, b) => a.askedAt - b.askedAt || (a.pauseId < b.pauseId ? -1 : a.pauseId > b.pauseId ? 1 : 0));
