@@ -39,21 +39,19 @@ export async function openQuestions(app: App, who: QuestionsFor): Promise<OpenQu
   const channels = answeredChannels(who.roles);
   const pending: { summary: PauseSummary; channel: AnsweredChannel }[] = [];
   for (const channel of channels.values()) {
-    const listed = await app.pauses.list({ tenantId, status: PauseStatus.Pending, role: channel.name });
+    const listed = await app.pauses.list({
+      tenantId,
+      status: PauseStatus.Pending,
+      role: channel.name,
+      ownerId: who.ownerId,
+    });
     for (const summary of listed) pending.push({ summary, channel });
   }
-  // The inbox does not filter by owner, so each thread's owner is read once.
-  const owners = new Map<string, string | undefined>();
   const questions: OpenQuestion[] = [];
   for (const { summary, channel } of pending) {
     if (summary.pauseId === undefined) continue;
     // A question is answered with its role's DTO; without it in hand there is no form to show.
     if (summary.kind === PauseKind.Question && channel.answer === undefined) continue;
-    if (!owners.has(summary.threadId)) {
-      const thread = await app.store.threads.findByTenantIdAndThreadId(tenantId, summary.threadId);
-      owners.set(summary.threadId, thread?.ownerId);
-    }
-    if (owners.get(summary.threadId) !== who.ownerId) continue;
     const ask = askOf(summary);
     questions.push({
       pauseId: summary.pauseId,
