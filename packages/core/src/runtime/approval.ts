@@ -9,13 +9,13 @@ import { parseDto } from "../dto/dto.js";
 import { DtoValidationError } from "../errors/dto-validation-error.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
-import { PauseKind, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { Fence } from "../store/fence.js";
 import type { PauseAnswer, PauseRecord } from "../store/pause-record.js";
 import type { BranchPath } from "./agent-state.js";
 import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
-import { newPauseId, type PauseStep, tellWithdrawn, writeAudit } from "./pause-book.js";
+import { kindOfChannel, newPauseId, type PauseStep, tellWithdrawn, writeAudit } from "./pause-book.js";
 import type { RuntimeServices } from "./runtime-services.js";
 import { stepRecord } from "./step-record.js";
 
@@ -188,7 +188,7 @@ export async function awaitApproval(
       outcome = await ExecutionContext.run({ ...frame, step }, () =>
         handler.send({
           pauseId: pause.pauseId,
-          kind: channel.answer === undefined ? PauseKind.Approval : PauseKind.Question,
+          kind: kindOfChannel(channel),
           value: ask,
         }),
       );

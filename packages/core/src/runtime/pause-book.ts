@@ -1,5 +1,9 @@
 import { randomBytes } from "node:crypto";
-import type { AssembledApplication, AssembledTool } from "../assembly/assembled-application.js";
+import type {
+  AssembledApplication,
+  AssembledChannel,
+  AssembledTool,
+} from "../assembly/assembled-application.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
 import type { ChannelRef } from "../channels/channel-outcome.js";
@@ -50,11 +54,14 @@ export function toolOfPause(assembled: AssembledApplication, pause: PauseRecord)
   return undefined;
 }
 
+/** What a channel's pauses ask for: a question role's answer, else a decision. @internal */
+export function kindOfChannel(channel: AssembledChannel | undefined): PauseKind {
+  return channel?.answer === undefined ? PauseKind.Approval : PauseKind.Question;
+}
+
 /** Whether a pause asks for a decision or for a question role's answer. @internal */
 export function kindOfPause(assembled: AssembledApplication, pause: PauseRecord): PauseKind {
-  return toolOfPause(assembled, pause)?.channel?.answer === undefined
-    ? PauseKind.Approval
-    : PauseKind.Question;
+  return kindOfChannel(toolOfPause(assembled, pause)?.channel);
 }
 
 function maskedArgs(tool: AssembledTool | undefined, value: unknown): unknown {
@@ -119,7 +126,7 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
     executionId: pause.executionId,
     step: step.record,
     role: pause.channel,
-    kind: answerDto === undefined ? PauseKind.Approval : PauseKind.Question,
+    kind: kindOfChannel(tool?.channel),
     answeredBy: pause.answeredBy,
     responder: pause.resolution === PauseResolution.Replied ? pause.answer?.responder : undefined,
     resolution: pause.resolution ?? PauseResolution.Cancelled,
@@ -194,7 +201,7 @@ export async function tellWithdrawn(
       ExecutionContext.run(frameOfPause(pause, controller.signal), () =>
         (handler.withdraw as NonNullable<ChannelHandler["withdraw"]>).call(handler, {
           pauseId: pause.pauseId,
-          kind: channel.answer === undefined ? PauseKind.Approval : PauseKind.Question,
+          kind: kindOfChannel(channel),
           value: pause.ask as ChannelAskValue<unknown>,
           resolution,
           ref: pause.channelRef as ChannelRef | undefined,
