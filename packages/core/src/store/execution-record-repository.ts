@@ -1,9 +1,14 @@
+import type { Fence } from "./fence.js";
 import type { StoredExecution, StoredPauseAnswer } from "./stored-execution.js";
 
 /** Execution records and the audit trail of their pauses: the permanent history. */
 export interface ExecutionRecordRepository {
-  /** Inserts the execution or replaces the stored one with the same (tenantId, executionId). */
-  save(execution: StoredExecution): Promise<void>;
+  /**
+   * Inserts the execution or replaces the stored one with the same (tenantId, executionId). With a
+   * fence, the write is refused with `LeaseLostError` once a newer holder took the tree's lease, in the
+   * same transaction: a holder that lost its tree cannot overwrite how another one left it.
+   */
+  save(execution: StoredExecution, fence?: Fence): Promise<void>;
   /** The execution, or undefined. */
   findByTenantIdAndExecutionId(tenantId: string, executionId: string): Promise<StoredExecution | undefined>;
   /** A thread's executions, oldest first. */

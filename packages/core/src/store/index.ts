@@ -1,7 +1,7 @@
 export type { ExecutionRecordRepository } from "./execution-record-repository.js";
 export { FENCE_CONFIG_KEY, type Fence, fenceOf, LeaseLostError } from "./fence.js";
 export type { Lease, LeaseRepository } from "./lease-repository.js";
-export type { PauseAnswer, PauseQuery, PauseRecord } from "./pause-record.js";
+export type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "./pause-record.js";
 export type { PausedExecutionRepository } from "./paused-execution-repository.js";
 export type { Store, StoreContext, StoreFactory } from "./store.js";
 export type { StoredExecution, StoredPauseAnswer } from "./stored-execution.js";

@@ -47,6 +47,19 @@ export interface PauseRecord {
   readonly resolvedAt: number | undefined;
   /** What the channel's send returned to find its question again (`ChannelOutcome.awaitReply({ ref })`), JSON. */
   readonly channelRef?: unknown;
+  /**
+   * What the approved (or answered) tool call returned, stored the moment it returned, so a step that is
+   * run again after a crash or a takeover uses it instead of calling the tool a second time.
+   */
+  readonly toolResult?: ToolResult | undefined;
+}
+
+/** How a tool call that waited on a pause ended: its output, or the error the model was told (JSON). */
+export interface ToolResult {
+  /** The tool's validated output; undefined when it failed. */
+  readonly output?: unknown;
+  /** What the model reads when the call failed (`Tool error: …`); undefined when it returned. */
+  readonly error?: string | undefined;
 }
 
 /** Filters for listing pauses (an inbox). */

@@ -1,6 +1,6 @@
 import type { PauseResolution } from "../pauses/pause-status.js";
 import type { Fence } from "./fence.js";
-import type { PauseAnswer, PauseQuery, PauseRecord } from "./pause-record.js";
+import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "./pause-record.js";
 
 /**
  * The pause records of an application. Every status change is one atomic conditional update: of two
@@ -50,6 +50,17 @@ export interface PausedExecutionRepository {
     tenantId: string,
     pauseId: string,
     args: { at: number; answer?: PauseAnswer; resolution?: PauseResolution },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined>;
+  /**
+   * Keeps what the tool call of a Taken pause returned (`toolResult`), unless one is kept already: the
+   * first result stays. Returns the stored record, or undefined when the pause is not Taken. Fenced: a
+   * holder that lost the tree's lease cannot record a result.
+   */
+  saveToolResult(
+    tenantId: string,
+    pauseId: string,
+    result: ToolResult,
     fence?: Fence,
   ): Promise<PauseRecord | undefined>;
   /**

@@ -232,4 +232,12 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
         .execute();
     },
   },
+  {
+    // What an approved tool call returned, kept on its pause the moment it returned, so a step run again
+    // after a crash or a takeover reads it instead of calling the tool a second time.
+    name: "pauses-tool-result",
+    async up(db) {
+      await db.schema.alterTable("agboss_pauses").addColumn("tool_result", "text").execute();
+    },
+  },
 ]);

@@ -1,5 +1,6 @@
-import type { ExecutionRecordRepository, StoredExecution, StoredPauseAnswer } from "@agboss/core";
+import type { ExecutionRecordRepository, Fence, StoredExecution, StoredPauseAnswer } from "@agboss/core";
 import type { Insertable, Selectable } from "kysely";
+import { FenceCheck } from "../fence-check.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { ExecutionTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
@@ -8,11 +9,13 @@ import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js
 /** {@link ExecutionRecordRepository} on kysely; records and answers are JSON text columns. */
 export class KyselyExecutionRecordRepository implements ExecutionRecordRepository {
   readonly #store: StoreDatabase;
+  readonly #fence: FenceCheck;
   readonly #find: PreparedQuery<{ tenantId: string; executionId: string }, Selectable<ExecutionTable>>;
   readonly #save: PreparedQuery<Insertable<ExecutionTable>>;
 
   constructor(store: StoreDatabase) {
     this.#store = store;
+    this.#fence = new FenceCheck(store);
     const db = store.db;
     this.#find = new PreparedQuery((slot) =>
       db
@@ -51,7 +54,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     );
   }
 
-  async save(execution: StoredExecution): Promise<void> {
+  async save(execution: StoredExecution, fence?: Fence): Promise<void> {
     const values = {
       tenant_id: execution.tenantId,
       execution_id: execution.executionId,
@@ -64,7 +67,10 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       updated_at: execution.updatedAt,
       record: toJsonText(execution.record),
     };
-    await inWriteTransaction(this.#store, (trx) => this.#save.execute(trx, values));
+    await inWriteTransaction(this.#store, async (trx) => {
+      await this.#fence.assert(trx, fence);
+      await this.#save.execute(trx, values);
+    });
   }
 
   async findByTenantIdAndExecutionId(

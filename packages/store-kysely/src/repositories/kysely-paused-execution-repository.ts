@@ -7,6 +7,7 @@ import {
   type PauseRecord,
   PauseResolution,
   PauseStatus,
+  type ToolResult,
 } from "@agboss/core";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
@@ -188,6 +189,22 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     });
   }
 
+  saveToolResult(
+    tenantId: string,
+    pauseId: string,
+    result: ToolResult,
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined> {
+    return inWriteTransaction(this.#store, async (trx) => {
+      await this.#fence.assert(trx, fence);
+      const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
+      if (row === undefined || row.status !== PauseStatus.Taken) return undefined;
+      // The first result stays: a second one would come from a call that ran again.
+      if (row.tool_result !== null && row.tool_result !== undefined) return toPause(row);
+      return this.#update(trx, tenantId, pauseId, PauseStatus.Taken, { tool_result: toJsonText(result) });
+    });
+  }
+
   cancelByTenantIdAndPauseId(
     tenantId: string,
     pauseId: string,
@@ -293,6 +310,7 @@ const PAUSE_COLUMNS = [
   "asked_at",
   "resolved_at",
   "channel_ref",
+  "tool_result",
 ] as const satisfies readonly (keyof PauseTable)[];
 
 function toRow(record: PauseRecord) {
@@ -316,6 +334,7 @@ function toRow(record: PauseRecord) {
     asked_at: record.askedAt,
     resolved_at: record.resolvedAt ?? null,
     channel_ref: record.channelRef === undefined ? null : toJsonText(record.channelRef),
+    tool_result: record.toolResult === undefined ? null : toJsonText(record.toolResult),
   };
 }
 
@@ -342,5 +361,8 @@ function toPause(row: Selectable<PauseTable>): PauseRecord {
     ...(row.channel_ref === null || row.channel_ref === undefined
       ? {}
       : { channelRef: fromJsonText(row.channel_ref) }),
+    ...(row.tool_result === null || row.tool_result === undefined
+      ? {}
+      : { toolResult: fromJsonText(row.tool_result) as ToolResult }),
   };
 }

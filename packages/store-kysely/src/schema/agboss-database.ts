@@ -78,6 +78,8 @@ export interface PauseTable {
   resolved_at: NullableMillisColumn;
   /** JSON: what the channel's send returned to find its question again; null when it gave nothing. */
   channel_ref: string | null;
+  /** JSON: what the tool call of a Taken pause returned ({ output } or { error }); null until it returned. */
+  tool_result: string | null;
 }
 
 /** `agboss_checkpoints`: LangGraph checkpoints without their channel values. */

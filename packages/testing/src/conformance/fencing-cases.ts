@@ -1,7 +1,7 @@
 import { FENCE_CONFIG_KEY, type Fence, LeaseLostError, PauseResolution, type Store } from "@agboss/core";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
-import { checkpoint, pauseRecord, uid, versionsOf } from "./fixtures.js";
+import { checkpoint, pauseRecord, storedExecution, uid, versionsOf } from "./fixtures.js";
 
 const TTL = 30_000;
 
@@ -70,6 +70,39 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     expect(
       await store().pauses.findByTenantIdAndIdempotencyKey(fresh.tenantId, fresh.idempotencyKey),
     ).toBeUndefined();
+  });
+
+  test("fencing: a tool result and an execution record carrying a stale fence throw LeaseLostError and change nothing", async () => {
+    const key = uid("tree");
+    const { stale, current } = await takeover(store(), store(), key);
+    const pause = await store().pauses.findOrCreate(pauseRecord());
+    await store().pauses.take(pause.tenantId, pause.pauseId, {
+      at: 2_000,
+      answer: { decision: 1 },
+      resolution: PauseResolution.Decided,
+    });
+    await expect(
+      store().pauses.saveToolResult(pause.tenantId, pause.pauseId, { output: "stale" }, stale),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(
+      (await store().pauses.findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.toolResult,
+    ).toBeUndefined();
+    const kept = await store().pauses.saveToolResult(
+      pause.tenantId,
+      pause.pauseId,
+      { output: "ok" },
+      current,
+    );
+    expect(kept?.toolResult).toEqual({ output: "ok" });
+
+    const execution = storedExecution({ status: "running" });
+    await store().executions.save(execution, current);
+    await expect(
+      store().executions.save({ ...execution, status: "completed", updatedAt: 9_000 }, stale),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(
+      await store().executions.findByTenantIdAndExecutionId(execution.tenantId, execution.executionId),
+    ).toEqual(execution);
   });
 
   test("fencing: a fence for a lease that was never granted is refused", async () => {

@@ -89,6 +89,30 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     });
   });
 
+  test("pauses: saveToolResult keeps the first result of a Taken pause, and nothing on other statuses", async () => {
+    const pause = await pauses().findOrCreate(pauseRecord());
+    const first = { output: { refundId: "r-1", cents: 1_250 } };
+    expect(await pauses().saveToolResult(pause.tenantId, pause.pauseId, first)).toBeUndefined();
+    await pauses().resolve(pause.tenantId, pause.pauseId, ANSWER, 2_000);
+    expect(await pauses().saveToolResult(pause.tenantId, pause.pauseId, first)).toBeUndefined();
+    const taken = await pauses().take(pause.tenantId, pause.pauseId, { at: 3_000 });
+    expect(taken?.toolResult).toBeUndefined();
+    const kept = await pauses().saveToolResult(pause.tenantId, pause.pauseId, first);
+    expect(kept).toEqual({ ...taken, toolResult: first });
+    const second = await pauses().saveToolResult(pause.tenantId, pause.pauseId, { error: "again" });
+    expect(second?.toolResult).toEqual(first);
+    expect((await pauses().findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.toolResult).toEqual(
+      first,
+    );
+    expect(await pauses().saveToolResult("tenant-b", pause.pauseId, first)).toBeUndefined();
+    const failed = await pauses().findOrCreate(pauseRecord());
+    await pauses().take(failed.tenantId, failed.pauseId, { at: 2_000, answer: DECIDED });
+    const error = { error: "the payment API said no" };
+    expect((await pauses().saveToolResult(failed.tenantId, failed.pauseId, error))?.toolResult).toEqual(
+      error,
+    );
+  });
+
   test("pauses: take refuses a Pending pause without an answer, and Taken or Cancelled pauses", async () => {
     const pending = await pauses().findOrCreate(pauseRecord());
     expect(await pauses().take(pending.tenantId, pending.pauseId, { at: 2_000 })).toBeUndefined();

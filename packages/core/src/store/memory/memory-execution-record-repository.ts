@@ -1,15 +1,24 @@
 import type { ExecutionRecordRepository } from "../execution-record-repository.js";
+import type { Fence } from "../fence.js";
 import type { StoredExecution, StoredPauseAnswer } from "../stored-execution.js";
 import { copy } from "./copy.js";
+import type { MemoryLeaseRepository } from "./memory-lease-repository.js";
 
 const key = (...parts: string[]) => JSON.stringify(parts);
 
 /** {@link ExecutionRecordRepository} in memory. */
 export class MemoryExecutionRecordRepository implements ExecutionRecordRepository {
+  readonly #leases: MemoryLeaseRepository | undefined;
   readonly #executions = new Map<string, StoredExecution>();
   readonly #answers = new Map<string, StoredPauseAnswer>();
 
-  async save(execution: StoredExecution): Promise<void> {
+  /** Fenced saves are checked against `leases`; without them a fence is ignored. */
+  constructor(leases?: MemoryLeaseRepository) {
+    this.#leases = leases;
+  }
+
+  async save(execution: StoredExecution, fence?: Fence): Promise<void> {
+    this.#leases?.assertCurrent(fence);
     this.#executions.set(key(execution.tenantId, execution.executionId), copy(execution));
   }
 

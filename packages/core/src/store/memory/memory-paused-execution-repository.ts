@@ -1,6 +1,6 @@
 import { PauseResolution, PauseStatus } from "../../pauses/pause-status.js";
 import type { Fence } from "../fence.js";
-import type { PauseAnswer, PauseQuery, PauseRecord } from "../pause-record.js";
+import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "../pause-record.js";
 import type { PausedExecutionRepository } from "../paused-execution-repository.js";
 import { copy } from "./copy.js";
 import type { MemoryLeaseRepository } from "./memory-lease-repository.js";
@@ -127,6 +127,19 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
       if (decided !== undefined) return decided;
     }
     return this.#change(tenantId, pauseId, PauseStatus.Resolved, { status: PauseStatus.Taken });
+  }
+
+  async saveToolResult(
+    tenantId: string,
+    pauseId: string,
+    result: ToolResult,
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined> {
+    this.#leases.assertCurrent(fence);
+    const current = this.#pauses.get(key(tenantId, pauseId));
+    if (current === undefined || current.status !== PauseStatus.Taken) return undefined;
+    if (current.toolResult !== undefined) return copy(current);
+    return this.#change(tenantId, pauseId, PauseStatus.Taken, { toolResult: copy(result) });
   }
 
   async cancelByTenantIdAndPauseId(

@@ -17,8 +17,8 @@ import { MemoryThreadRepository } from "./memory-thread-repository.js";
 export class MemoryStore implements Store {
   readonly name: string = "memory";
   readonly threads = new MemoryThreadRepository();
-  readonly executions = new MemoryExecutionRecordRepository();
   readonly leases = new MemoryLeaseRepository();
+  readonly executions = new MemoryExecutionRecordRepository(this.leases);
   readonly pauses = new MemoryPausedExecutionRepository(this.leases);
   readonly checkpointer = new MemoryCheckpointSaver(this.leases);
   readonly budgets = new MemoryBudgetLedgerRepository();
