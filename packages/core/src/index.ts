@@ -184,7 +184,7 @@ export {
   SWEEP_INTERVAL_MS,
 } from "./runtime/app.js";
 export { StoreUnavailableError, UnknownWorkflowStartError } from "./runtime/app-errors.js";
-export { ExecutionEndedError } from "./runtime/execution-ended-error.js";
+export { ExecutionEndedError, ExecutionInterruptedError } from "./runtime/execution-ended-error.js";
 export type {
   ExecutionErrorEvent,
   ExecutionEvents,

@@ -16,6 +16,8 @@ export const ErrorCode = {
   ThreadBusy: "thread.busy",
   ThreadOwner: "thread.owner",
   ExecutionCancelled: "execution.cancelled",
+  ExecutionFailed: "execution.failed",
+  ExecutionInterrupted: "execution.interrupted",
   LeaseLost: "lease.lost",
   AppClosed: "app.closed",
   StoreUnavailable: "store.unavailable",

@@ -2,20 +2,22 @@ import { END, Send, START, StateGraph } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
 import { BudgetExceededError } from "../budgets/budget-exceeded-error.js";
 import { interpreterSpendStep } from "../budgets/interpreter-spend-step.js";
-import { ExecutionContext } from "../container/execution-context.js";
+import { ExecutionContext, type StepContext } from "../container/execution-context.js";
 import { WorkflowFinishTextDto } from "../dto/builtin-dtos.js";
 import { dtoJsonSchema } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
 import { AgbossError } from "../errors/agboss-error.js";
 import { ErrorCode } from "../errors/error-codes.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
+import { confirmLease } from "../execution/tree-lease.js";
 import type { ChatMessage, ChatToolCall, ChatToolSpec } from "../models/chat-model.js";
 import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import { declinedTurnMessages } from "../pii/declined-turn.js";
 import { PiiRefusedError } from "../pii/pii-refused-error.js";
 import { PiiUnknownTokenError } from "../pii/pii-unknown-token-error.js";
 import type { ExecutionStep } from "../records/execution-record.js";
-import { fenceOf } from "../store/fence.js";
+import { type Fence, fenceOf } from "../store/fence.js";
+import type { ToolResult } from "../store/pause-record.js";
 import { AgentState, type AgentStateUpdate, type AgentStateValue, type BranchPath } from "./agent-state.js";
 import { type Approval, awaitApproval } from "./approval.js";
 import type { LoopState } from "./flow-state.js";
@@ -294,20 +296,9 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
         else if (approval.kind === "withdrawn") error = "the call was withdrawn before anyone answered it.";
         else {
           if (approval.input !== parsed.data) shownArgs = maskWith(tool.options.input.schema, approval.input);
-          try {
-            const result = await runTool(
-              services,
-              tool,
-              approval.input,
-              step,
-              approval.kind === "answered" ? approval.answer : undefined,
-            );
-            const checked = tool.options.output.schema.safeParse(result);
-            if (checked.success) output = checked.data;
-            else error = `${tool.name} returned an invalid output: ${issuesText(checked.error.issues)}`;
-          } catch (thrown) {
-            error = thrown instanceof Error ? thrown.message : String(thrown);
-          }
+          const result = await callApprovedTool(services, { tool, approval, step, fence: fenceOf(config) });
+          output = result.output;
+          error = result.error;
         }
       }
     }
@@ -335,6 +326,53 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
       steps: interpreted === undefined ? [toolStep] : [interpreted, toolStep],
     };
   };
+}
+
+/**
+ * Calls a tool whose call may go on from a pause, and keeps how it ended on that pause. A result an
+ * earlier run kept is used as it is (the tool is not called again); otherwise the lease is confirmed in
+ * the store first (a holder that lost its tree starts nothing), and the result is stored the moment the
+ * tool returns, before anything else happens. A pass stopped from outside (its lease lost, the thread
+ * cancelled, the app closed) ends here with that reason: it is not the tool's failure, and nothing is kept.
+ */
+async function callApprovedTool(
+  services: RuntimeServices,
+  args: {
+    tool: AssembledTool;
+    approval: Extract<Approval, { kind: "approved" | "answered" }>;
+    step: StepContext;
+    fence: Fence | undefined;
+  },
+): Promise<ToolResult> {
+  const { tool, approval, step, fence } = args;
+  if (approval.result !== undefined) return approval.result;
+  if (approval.pauseId !== undefined) await confirmLease(services, fence);
+  let result: ToolResult;
+  try {
+    const value = await runTool(
+      services,
+      tool,
+      approval.input,
+      step,
+      approval.kind === "answered" ? approval.answer : undefined,
+    );
+    const checked = tool.options.output.schema.safeParse(value);
+    result = checked.success
+      ? { output: checked.data }
+      : { error: `${tool.name} returned an invalid output: ${issuesText(checked.error.issues)}` };
+  } catch (thrown) {
+    const signal = currentFrame().signal;
+    if (signal.aborted) throw signal.reason;
+    result = { error: thrown instanceof Error ? thrown.message : String(thrown) };
+  }
+  if (approval.pauseId === undefined) return result;
+  const kept = await services.store.pauses.saveToolResult(
+    currentFrame().tenant.tenantId,
+    approval.pauseId,
+    result,
+    fence,
+  );
+  return kept?.toolResult ?? result;
 }
 
 /** Compiles an agent's tool loop as a subgraph; it checkpoints under its step's task. @internal */

@@ -18,24 +18,26 @@ import {
   ThreadBusyError,
   ThreadOwnerError,
 } from "../errors/runtime-errors.js";
+import { keepLeaseAlive, LEASE_TTL_MS } from "../execution/tree-lease.js";
 import { ConsoleLogger, type Logger, LogLevel } from "../logging/logger.js";
 import type { PauseEntry } from "../pauses/pause-entry.js";
 import { ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause-errors.js";
 import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
-import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
+import { FENCE_CONFIG_KEY, type Fence, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { PauseAnswer, PauseRecord } from "../store/pause-record.js";
 import type { Store, StoreFactory } from "../store/store.js";
+import type { StoredExecution } from "../store/stored-execution.js";
 import { type Clock, type ClockTimer, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
-import { UnknownWorkflowStartError } from "./app-errors.js";
+import { StoreUnavailableError, UnknownWorkflowStartError } from "./app-errors.js";
 import { validatePauseAnswer } from "./approval.js";
 import { childRecords, withPauses } from "./child-records.js";
 import { type CompiledFlow, compileFlow, finishOutput } from "./compile-flow.js";
 import { decidedLaunches, type FlowSnapshot } from "./decided-launches.js";
 import { defaultStoreFactory } from "./default-store.js";
-import { ExecutionEndedError } from "./execution-ended-error.js";
+import { ExecutionEndedError, ExecutionInterruptedError } from "./execution-ended-error.js";
 import type { ExecutionEvents } from "./execution-events.js";
 import type { ExecutionOutput } from "./execution-output.js";
 import { ExecutionStatus } from "./execution-status.js";
@@ -54,8 +56,7 @@ import type {
 } from "./resume-request.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
-/** How long an execution tree's lease lasts unless renewed. */
-export const LEASE_TTL_MS = 30_000;
+export { LEASE_TTL_MS } from "../execution/tree-lease.js";
 /** How often the recovery sweep runs, on the application's Clock. */
 export const SWEEP_INTERVAL_MS = 30_000;
 /** How long an answered pause may wait for its own resumer before the sweep takes it over. */
@@ -116,6 +117,8 @@ interface Tree {
   readonly startedAt: number;
   readonly input: unknown;
   readonly budget?: BudgetLimits | undefined;
+  /** The root execution as stored when the tree was read back (a resume, a recovery); undefined on a start. */
+  readonly stored?: StoredExecution | undefined;
 }
 
 /** @internal The internals of an app, for the testing kit. */
@@ -279,13 +282,12 @@ export class App {
   async resume(request: ResumeRequest, options: ResumeOptions): Promise<ExecutionOutput> {
     const { resolved, responder } = await this.#recordAnswer(request, options);
     const tenantId = resolved.tenantId;
-    // The audit entry, the tree's record and the lease are independent: issued together, they share commits.
-    const [tree, , lease] = await Promise.all([
-      this.#treeOf(tenantId, resolved.rootExecutionId),
+    // The audit entry and the lease are independent: issued together, they can share a commit.
+    const [, lease] = await Promise.all([
       writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied }),
       this.#acquireWaiting(`${tenantId}/${resolved.threadId}`),
     ]);
-    return this.#moveAnswered(tree, lease, resolved, responder, options.record === true);
+    return this.#moveAnswered(lease, resolved, responder, options.record === true);
   }
 
   /**
@@ -304,11 +306,8 @@ export class App {
     const { tenantId } = resolved;
     await writeAudit(this.#internals, { ...resolved, resolution: PauseResolution.Replied });
     const moving = (async () => {
-      const [tree, lease] = await Promise.all([
-        this.#treeOf(tenantId, resolved.rootExecutionId),
-        this.#acquireWaiting(`${tenantId}/${resolved.threadId}`),
-      ]);
-      await this.#moveAnswered(tree, lease, resolved, responder, false);
+      const lease = await this.#acquireWaiting(`${tenantId}/${resolved.threadId}`);
+      await this.#moveAnswered(lease, resolved, responder, false);
     })().catch((error: unknown) => {
       if (error instanceof AppClosedError) return;
       const { logger, clock } = this.#internals;
@@ -372,20 +371,46 @@ export class App {
     return { resolved, responder };
   }
 
-  /** Phase 2: moves the answered tree under its lease, taking every resolved pause. */
+  /** Phase 2: reads the answered tree under its lease, marks it running, and moves it, taking every answered pause. */
   async #moveAnswered(
-    tree: Tree,
     lease: Lease,
     resolved: PauseRecord,
     responder: string,
     withRecord: boolean,
   ): Promise<ExecutionOutput> {
+    let tree: Tree;
+    try {
+      // Read under the lease: a holder that ran while this call waited may have ended the tree.
+      tree = await this.#treeOf(resolved.tenantId, resolved.rootExecutionId);
+      // The durable trace of phase 2: from here on, a tree whose holder dies is found by the sweep as
+      // running once its lease lapses, whatever its pauses' states (a Taken pause is no longer Resolved).
+      await this.#markRunning(tree, lease);
+    } catch (error) {
+      await this.#internals.store.leases.release(lease).catch(() => undefined);
+      throw error;
+    }
     await this.#emit("onExecutionResume", {
       ...this.#eventBase(tree.frame),
       pauseId: resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined,
       answeredBy: responder,
     });
     return this.#pass(tree, lease, CONTINUE, withRecord);
+  }
+
+  /** Records the root execution as running, under the tree's lease (fenced). */
+  async #markRunning(tree: Tree, lease: Lease): Promise<void> {
+    const stored = tree.stored;
+    if (stored === undefined || stored.status !== ExecutionStatus.Paused) return;
+    const record = stored.record as ExecutionRecord;
+    await this.#internals.store.executions.save(
+      {
+        ...stored,
+        status: ExecutionStatus.Running,
+        updatedAt: this.#internals.clock.now(),
+        record: { ...record, status: ExecutionStatus.Running, finishedAt: undefined },
+      },
+      lease,
+    );
   }
 
   /** The application's pauses, for an inbox or an admin panel. A Channel pause's id is never shown. */
@@ -482,8 +507,11 @@ export class App {
     return `${this.#holder}:${this.#acquisitions}`;
   }
 
-  /** Takes a tree's lease if it is free and moves it; skips it when another holder has it. */
-  async #recover(tenantId: string, threadId: string, rootExecutionId: string, first: unknown): Promise<void> {
+  /**
+   * Takes a tree's lease if it is free (or lapsed) and carries the tree on from its last checkpoint;
+   * skips it when another holder has it. A failure is logged and leaves the tree for the next sweep.
+   */
+  async #recover(tenantId: string, threadId: string, rootExecutionId: string): Promise<void> {
     const { clock, store, logger } = this.#internals;
     const lease = await store.leases.acquire({
       key: `${tenantId}/${threadId}`,
@@ -499,11 +527,22 @@ export class App {
       fields: { executionId: rootExecutionId, tenantId },
       at: clock.now(),
     });
-    const tree = await this.#treeOf(tenantId, rootExecutionId).catch(async (error: unknown) => {
-      await store.leases.release(lease);
-      throw error;
-    });
-    await this.#pass(tree, lease, first, false).catch(() => undefined);
+    let tree: Tree;
+    try {
+      tree = await this.#treeOf(tenantId, rootExecutionId);
+      await this.#markRunning(tree, lease);
+    } catch (error) {
+      await store.leases.release(lease).catch(() => undefined);
+      logger.log({
+        level: LogLevel.Warn,
+        event: "sweep.recover-failed",
+        message: `recovering execution ${rootExecutionId} failed: ${error instanceof Error ? error.message : String(error)}`,
+        fields: { executionId: rootExecutionId, tenantId },
+        at: clock.now(),
+      });
+      return;
+    }
+    await this.#pass(tree, lease, CONTINUE, false).catch(() => undefined);
   }
 
   /** @internal One round of the sweep. */
@@ -533,44 +572,19 @@ export class App {
         const root = `${pause.tenantId}/${pause.rootExecutionId}`;
         if (handled.has(root)) continue;
         handled.add(root);
-        await this.#recover(pause.tenantId, pause.threadId, pause.rootExecutionId, CONTINUE);
+        await this.#recover(pause.tenantId, pause.threadId, pause.rootExecutionId);
       }
-      const candidates = await store.executions.listByStatus(
-        [ExecutionStatus.Paused, ExecutionStatus.Running],
-        100,
-      );
-      for (const execution of candidates) {
+      // Trees recorded as running whose holder is gone (died, frozen or cut off past its lease): a start
+      // that never rested, or a resume past its first phase (its pause may be Taken already). Paused trees
+      // owe nothing unless a pause of theirs was answered, which the loop above finds.
+      const running = await store.executions.listByStatus([ExecutionStatus.Running], 100);
+      for (const execution of running) {
         if (this.#closed) return;
         if (execution.executionId !== execution.rootExecutionId) continue;
-        if (handled.has(`${execution.tenantId}/${execution.rootExecutionId}`)) continue;
-        const paused = execution.status === ExecutionStatus.Paused;
-        if (paused) {
-          // Like the loop above, leave alone an answer recorded a moment ago: its resumer is about to move it.
-          const resolved = await store.pauses.list({
-            tenantId: execution.tenantId,
-            rootExecutionId: execution.rootExecutionId,
-            statuses: [PauseStatus.Resolved],
-          });
-          const settled = clock.now() - RECOVERY_GRACE_MS;
-          if (!resolved.some((p) => (p.resolvedAt ?? Number.POSITIVE_INFINITY) < settled)) continue;
-        }
-        const key = `${execution.tenantId}/${execution.threadId}`;
-        const lease = await store.leases.acquire({
-          key,
-          holder: this.#nextHolder(),
-          now: clock.now(),
-          ttlMs: LEASE_TTL_MS,
-        });
-        if (lease === undefined) continue;
-        const tree = await this.#treeOf(execution.tenantId, execution.rootExecutionId);
-        logger.log({
-          level: LogLevel.Info,
-          event: "sweep.recovering",
-          message: `recovering execution ${execution.executionId}`,
-          fields: { executionId: execution.executionId, tenantId: execution.tenantId },
-          at: clock.now(),
-        });
-        await this.#pass(tree, lease, paused ? CONTINUE : null, false).catch(() => undefined);
+        const root = `${execution.tenantId}/${execution.rootExecutionId}`;
+        if (handled.has(root)) continue;
+        handled.add(root);
+        await this.#recover(execution.tenantId, execution.threadId, execution.rootExecutionId);
       }
     } catch (error) {
       logger.log({
@@ -584,31 +598,28 @@ export class App {
   }
 
   /**
-   * Moves a tree under its lease. `CONTINUE` resumes every resolved pause (and finishes at once when
-   * there is nothing to resume); before resting paused, pauses resolved meanwhile are taken too.
+   * Moves a tree under its lease until it rests (paused with a pending pause, or ended). `CONTINUE`
+   * goes on from the tree's last checkpoint: every answered pause (Resolved, or Taken by a holder that
+   * died) is resumed, a step that was cut off mid-way runs again, and a tree with nothing left to do
+   * ends at once. Before resting paused, pauses resolved meanwhile are taken too.
+   *
+   * Every record it writes is fenced by the lease, and it fires exactly one of `onExecutionFinish` /
+   * `onExecutionError`, after the record that says so is stored. A holder that lost the lease, or a
+   * store that cannot be reached, ends the pass with that error and leaves the tree to recovery.
    */
   async #pass(tree: Tree, lease: Lease, first: unknown, withRecord: boolean): Promise<ExecutionOutput> {
-    const { store, clock } = this.#internals;
+    const { store } = this.#internals;
     const graph = this.#graphs.get(tree.flow.start.cls) as CompiledFlow;
     const controller = new AbortController();
     const key = lease.key;
     this.#running.set(key, controller);
-    let renewal: ClockTimer | undefined;
-    const renew = () => {
-      renewal = clock.setTimer(LEASE_TTL_MS / 3, () => {
-        void store.leases.renew({ fence: lease, now: clock.now(), ttlMs: LEASE_TTL_MS }).then((held) => {
-          if (held) renew();
-          else controller.abort(new Error(`lease ${key} lost`));
-        });
-      });
-    };
-    renew();
+    const heartbeat = keepLeaseAlive(this.#internals, lease, (lost) => controller.abort(lost));
     let released = false;
     // The last record write and the lease's release are issued together so they can share a commit.
     const releaseLease = async () => {
       if (released) return;
       released = true;
-      renewal?.cancel();
+      heartbeat.stop();
       await store.leases.release(lease);
     };
     const frame = { ...tree.frame, signal: controller.signal };
@@ -619,13 +630,26 @@ export class App {
       let snapshot: Awaited<ReturnType<CompiledFlow["getState"]>> | undefined;
       let finished: FlowStateValue | undefined;
       let moved = false;
+      const storedStatus = tree.stored?.status;
+      if (command === CONTINUE && storedStatus !== undefined && ENDED.has(storedStatus)) {
+        // Ended by a pass that ran while this one waited for the lease (an answer it took on the way
+        // failed the tree, say): report how it ended; a Taken pause of it is not run again.
+        snapshot = await graph.getState(config);
+        const ended = await this.#endedElsewhere(tree, tenantId, snapshot.values as FlowStateValue, withRecord);
+        if (ended !== undefined) return ended;
+      }
       for (;;) {
         if (command === CONTINUE) {
           snapshot = await graph.getState(config);
+          if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
+            // Recorded as started, but its first checkpoint never landed: its process died at the start.
+            throw new ExecutionInterruptedError(frame.executionId);
+          }
           await this.#withdrawObsolete(tree, snapshot, lease);
           const map = await this.#resumeMap(tenantId, snapshot);
-          if (Object.keys(map).length === 0) break;
-          command = new Command({ resume: map });
+          if (Object.keys(map).length > 0) command = new Command({ resume: map });
+          else if (owesWork(snapshot)) command = null;
+          else break;
         }
         moved = true;
         const out = (await ExecutionContext.run(frame, () =>
@@ -661,7 +685,7 @@ export class App {
             undefined,
             await this.#auditOf(tenantId, frame.rootExecutionId),
           );
-          await Promise.all([this.#saveRecord(record), releaseLease()]);
+          await Promise.all([this.#saveRecord(record, lease), releaseLease()]);
           await this.#emit("onExecutionPause", { ...this.#eventBase(frame), pending });
           return {
             status: ExecutionStatus.Paused,
@@ -675,31 +699,8 @@ export class App {
         }
         finished = snapshot.values as FlowStateValue;
         if (!moved) {
-          // Another pass already ended the tree (a caller that waited for its lease): report how, don't redo.
-          const stored = await store.executions.findByTenantIdAndExecutionId(tenantId, frame.executionId);
-          const ended = stored?.record as ExecutionRecord | undefined;
-          if (
-            ended !== undefined &&
-            (ended.status === ExecutionStatus.Failed || ended.status === ExecutionStatus.Cancelled)
-          ) {
-            throw new ExecutionEndedError(frame.executionId, ended.status, ended.error);
-          }
-          finished = finishOutput(tree.flow, finished);
-          return {
-            status: ExecutionStatus.Completed,
-            output: finished.run.output,
-            threadId: frame.threadId,
-            executionId: frame.executionId,
-            pending: [],
-            ...(withRecord
-              ? {
-                  record: {
-                    ...this.#record(tree, ExecutionStatus.Completed, finished, undefined, []),
-                    pauses: await this.#auditOf(tenantId, frame.rootExecutionId),
-                  },
-                }
-              : {}),
-          };
+          const ended = await this.#endedElsewhere(tree, tenantId, finished, withRecord);
+          if (ended !== undefined) return ended;
         }
       }
       const state = finishOutput(tree.flow, finished);
@@ -710,7 +711,7 @@ export class App {
         undefined,
         withRecord ? await this.#auditOf(tenantId, frame.rootExecutionId) : [],
       );
-      await Promise.all([this.#saveRecord(record), releaseLease()]);
+      await Promise.all([this.#saveRecord(record, lease), releaseLease()]);
       const output: ExecutionOutput = {
         status: ExecutionStatus.Completed,
         output: state.run.output,
@@ -723,11 +724,78 @@ export class App {
       await this.#emit("onExecutionFinish", { ...this.#eventBase(frame), output });
       return output;
     } catch (error) {
+      const stopped = controller.signal.aborted ? controller.signal.reason : undefined;
       // A holder that lost the lease leaves the tree to the new holder: it cleans nothing up.
-      if (error instanceof LeaseLostError || hasCause(error, LeaseLostError)) throw error;
-      const cancelled = controller.signal.aborted;
-      const state = await graph.getState(config).catch(() => undefined);
-      const status = cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed;
+      if (isLeaseLost(stopped)) throw stopped;
+      if (isLeaseLost(error)) throw error;
+      // An unreachable store, or an app closing mid-pass, is no failure of the work: the execution stays
+      // as stored (running, or paused with an answer) and recovery carries it on.
+      if (isInfrastructureFault(error) || stopped instanceof AppClosedError) {
+        this.#leftForRecovery(frame, stopped ?? error);
+        throw stopped ?? error;
+      }
+      const cancelled = stopped !== undefined;
+      const thrown = cancelled && stopped instanceof Error ? stopped : error;
+      await this.#fail(tree, lease, cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed, thrown);
+      throw thrown;
+    } finally {
+      this.#running.delete(key);
+      heartbeat.stop();
+      await releaseLease().catch(() => undefined);
+    }
+  }
+
+  /**
+   * A pass that moved nothing and found the tree ended: a pass that waited for the lease behind the one
+   * that ended it reports how it ended, and does not end it again. Undefined when the record does not
+   * say it ended (its holder died after the last step): this pass records the end.
+   */
+  async #endedElsewhere(
+    tree: Tree,
+    tenantId: string,
+    finished: FlowStateValue,
+    withRecord: boolean,
+  ): Promise<ExecutionOutput | undefined> {
+    const { frame } = tree;
+    const stored = await this.#internals.store.executions.findByTenantIdAndExecutionId(
+      tenantId,
+      frame.executionId,
+    );
+    const ended = stored?.record as ExecutionRecord | undefined;
+    if (ended?.status === ExecutionStatus.Failed || ended?.status === ExecutionStatus.Cancelled) {
+      throw new ExecutionEndedError(frame.executionId, ended.status, ended.error);
+    }
+    if (ended?.status !== ExecutionStatus.Completed) return undefined;
+    const state = finishOutput(tree.flow, finished);
+    return {
+      status: ExecutionStatus.Completed,
+      output: state.run.output,
+      threadId: frame.threadId,
+      executionId: frame.executionId,
+      pending: [],
+      ...(withRecord
+        ? {
+            record: {
+              ...this.#record(tree, ExecutionStatus.Completed, state, undefined, []),
+              pauses: await this.#auditOf(tenantId, frame.rootExecutionId),
+            },
+          }
+        : {}),
+    };
+  }
+
+  /**
+   * Ends a tree that failed (or was cancelled): its pending pauses are cancelled, the record stored,
+   * then `onExecutionError` fires. All under the lease: a holder that lost it throws `LeaseLostError`
+   * and fires nothing; a record that could not be stored fires nothing either (recovery runs the tree
+   * again and ends it), so an execution never gets both an error and a finish.
+   */
+  async #fail(tree: Tree, lease: Lease, status: ExecutionStatus, thrown: unknown): Promise<void> {
+    const { frame } = tree;
+    const tenantId = frame.tenant.tenantId;
+    const graph = this.#graphs.get(tree.flow.start.cls) as CompiledFlow;
+    const state = await graph.getState({ configurable: { thread_id: lease.key } }).catch(() => undefined);
+    try {
       await closePending(
         this.#internals,
         tenantId,
@@ -735,19 +803,30 @@ export class App {
         PauseResolution.Cancelled,
         undefined,
         lease,
-      ).catch(() => undefined);
-      const audit = await this.#auditOf(tenantId, frame.rootExecutionId).catch(() => []);
+      );
+      const audit = await this.#auditOf(tenantId, frame.rootExecutionId);
       await this.#saveRecord(
-        this.#record(tree, status, state?.values as FlowStateValue | undefined, error, audit),
-      ).catch(() => undefined);
-      const thrown =
-        cancelled && controller.signal.reason instanceof Error ? controller.signal.reason : error;
-      await this.#emit("onExecutionError", { ...this.#eventBase(frame), error: thrown });
-      throw thrown;
-    } finally {
-      this.#running.delete(key);
-      await releaseLease();
+        this.#record(tree, status, state?.values as FlowStateValue | undefined, thrown, audit),
+        lease,
+      );
+    } catch (recording) {
+      if (isLeaseLost(recording)) throw recording;
+      this.#leftForRecovery(frame, recording);
+      return;
     }
+    await this.#emit("onExecutionError", { ...this.#eventBase(frame), error: thrown });
+  }
+
+  /** Logs that a pass stopped on a fault that is not the work's, leaving the tree to recovery. */
+  #leftForRecovery(frame: ExecutionFrame, error: unknown): void {
+    const { logger, clock } = this.#internals;
+    logger.log({
+      level: LogLevel.Warn,
+      event: "execution.left-for-recovery",
+      message: `execution ${frame.rootExecutionId} stopped (${error instanceof Error ? error.message : String(error)}); the recovery sweep of any instance carries it on.`,
+      fields: { tenantId: frame.tenant.tenantId, executionId: frame.executionId },
+      at: clock.now(),
+    });
   }
 
   /**
@@ -793,7 +872,7 @@ export class App {
     );
   }
 
-  /** Interrupt ids of the snapshot whose pauses are Resolved (or withdrawn), each mapped to its pause. */
+  /** Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to its pause. */
   async #resumeMap(
     tenantId: string,
     snapshot: {
@@ -811,7 +890,10 @@ export class App {
         const pause = await this.#internals.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
         const withdrawn =
           pause?.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn;
-        if (pause?.status === PauseStatus.Resolved || withdrawn) map[pending.id] = { pauseId };
+        // A Taken pause whose task still waits was taken by a holder that died before its step ended:
+        // the step runs again from its pause (and from the tool's kept result, when it had returned).
+        const answered = pause?.status === PauseStatus.Resolved || pause?.status === PauseStatus.Taken;
+        if (answered || withdrawn) map[pending.id] = { pauseId };
       }
     }
     return map;
@@ -845,6 +927,7 @@ export class App {
     if (flow === undefined) throw new UnknownWorkflowStartError(record.start, []);
     return {
       flow,
+      stored,
       startedAt: Date.parse(record.startedAt),
       input: record.input,
       budget: record.budget,
@@ -918,19 +1001,22 @@ export class App {
     };
   }
 
-  async #saveRecord(record: ExecutionRecord): Promise<void> {
-    await this.#internals.store.executions.save({
-      tenantId: record.tenantId,
-      executionId: record.executionId,
-      rootExecutionId: record.rootExecutionId,
-      parentExecutionId: undefined,
-      threadId: record.threadId,
-      workflowName: record.workflow.name,
-      status: record.status,
-      startedAt: Date.parse(record.startedAt),
-      updatedAt: this.#internals.clock.now(),
-      record,
-    });
+  async #saveRecord(record: ExecutionRecord, fence?: Fence): Promise<void> {
+    await this.#internals.store.executions.save(
+      {
+        tenantId: record.tenantId,
+        executionId: record.executionId,
+        rootExecutionId: record.rootExecutionId,
+        parentExecutionId: undefined,
+        threadId: record.threadId,
+        workflowName: record.workflow.name,
+        status: record.status,
+        startedAt: Date.parse(record.startedAt),
+        updatedAt: this.#internals.clock.now(),
+        record,
+      },
+      fence,
+    );
   }
 
   #eventBase(frame: ExecutionFrame) {
@@ -973,6 +1059,35 @@ export class App {
   #assertOpen(): void {
     if (this.#closed) throw new AppClosedError();
   }
+}
+
+/** The statuses an execution ends in. */
+const ENDED: ReadonlySet<string> = new Set([
+  ExecutionStatus.Completed,
+  ExecutionStatus.Failed,
+  ExecutionStatus.Cancelled,
+]);
+
+/** Whether an error is (or was caused by) a lost lease. */
+function isLeaseLost(error: unknown): error is LeaseLostError {
+  return error instanceof LeaseLostError || hasCause(error, LeaseLostError);
+}
+
+/** Whether an error is an infrastructure fault (the store unreachable), not a failure of the work. */
+function isInfrastructureFault(error: unknown): boolean {
+  return error instanceof StoreUnavailableError || hasCause(error, StoreUnavailableError);
+}
+
+/**
+ * Whether a tree whose last checkpoint has no answered pause to resume still owes work: a task of the
+ * next superstep that neither ended nor waits on an interrupt (its holder died while it ran).
+ */
+function owesWork(snapshot: {
+  next: readonly string[];
+  tasks: readonly { interrupts?: readonly unknown[]; result?: unknown }[];
+}): boolean {
+  if (snapshot.next.length === 0) return false;
+  return snapshot.tasks.some((task) => task.result === undefined && (task.interrupts ?? []).length === 0);
 }
 
 /**

@@ -11,7 +11,7 @@ import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { Fence } from "../store/fence.js";
-import type { PauseAnswer, PauseRecord } from "../store/pause-record.js";
+import type { PauseAnswer, PauseRecord, ToolResult } from "../store/pause-record.js";
 import type { BranchPath } from "./agent-state.js";
 import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
@@ -41,10 +41,23 @@ function checkedRef(ref: unknown, who: () => string): unknown {
   return JSON.parse(text) as unknown;
 }
 
+/** What the tool call that waited on a pause needs of it: the pause, and a result kept from an earlier run. */
+interface TakenPause {
+  /** The Taken pause the call goes on from; its result is kept there the moment the tool returns. */
+  readonly pauseId?: string;
+  /** What the tool returned in an earlier run of this step (a crash or a takeover since): use it, run nothing. */
+  readonly result?: ToolResult;
+}
+
 /** How an approval or a question ended. @internal */
 export type Approval =
-  | { readonly kind: "approved"; readonly input: unknown; readonly cost?: unknown }
-  | { readonly kind: "answered"; readonly input: unknown; readonly answer: unknown; readonly cost?: unknown }
+  | ({ readonly kind: "approved"; readonly input: unknown; readonly cost?: unknown } & TakenPause)
+  | ({
+      readonly kind: "answered";
+      readonly input: unknown;
+      readonly answer: unknown;
+      readonly cost?: unknown;
+    } & TakenPause)
   | { readonly kind: "rejected"; readonly message: string; readonly cost?: unknown }
   | { readonly kind: "withdrawn" };
 
@@ -106,11 +119,21 @@ function answerOf(pause: PauseRecord, input: unknown): Approval {
   if (pause.status === PauseStatus.Cancelled) return { kind: "withdrawn" };
   const who =
     pause.resolution === PauseResolution.Decided ? pause.channel : (pause.answer?.responder ?? pause.channel);
-  const outcome = outcomeOf(pause.answer, input, who);
+  const outcome = withPause(outcomeOf(pause.answer, input, who), pause);
   // What reading a reply cost joins the execution's spend here, when the step takes the answer.
   return pause.answer?.cost === undefined || outcome.kind === "withdrawn"
     ? outcome
     : { ...outcome, cost: pause.answer.cost };
+}
+
+/** An approval that goes on to the tool, with its pause and any result an earlier run kept there. */
+function withPause(outcome: Approval, pause: PauseRecord): Approval {
+  if (outcome.kind !== "approved" && outcome.kind !== "answered") return outcome;
+  return {
+    ...outcome,
+    pauseId: pause.pauseId,
+    ...(pause.toolResult === undefined ? {} : { result: pause.toolResult }),
+  };
 }
 
 /**
@@ -240,7 +263,7 @@ export async function awaitApproval(
       );
       if (taken !== undefined) {
         await writeAudit(services, taken);
-        return outcomeOf(value, input, channel.name);
+        return withPause(outcomeOf(value, input, channel.name), taken);
       }
     } else {
       const ref = checkedRef(outcome.ref, () => `channel "${channel.name}"`);

@@ -10,11 +10,28 @@ export class ExecutionEndedError extends AgbossError {
   readonly status: ExecutionStatus;
   constructor(executionId: string, status: ExecutionStatus, error: ExecutionRecord["error"]) {
     super(
-      status === ExecutionStatus.Cancelled ? ErrorCode.ExecutionCancelled : "execution.failed",
+      status === ExecutionStatus.Cancelled ? ErrorCode.ExecutionCancelled : ErrorCode.ExecutionFailed,
       `Execution ${executionId} ${status === ExecutionStatus.Cancelled ? "was cancelled" : "failed"} in another call while this answer waited for it` +
         `${error === undefined ? "" : `: ${error.message}`}. The answer was recorded; nothing more will run.`,
     );
     this.executionId = executionId;
     this.status = status;
+  }
+}
+
+/**
+ * An execution was recorded as started, but its process died before its first step was stored: there is
+ * nothing to continue from. Start it again with `app.execute` (its input is in the record, masked).
+ */
+export class ExecutionInterruptedError extends AgbossError {
+  static override readonly kind: string = "ExecutionInterruptedError";
+  readonly executionId: string;
+  constructor(executionId: string) {
+    super(
+      ErrorCode.ExecutionInterrupted,
+      `Execution ${executionId} was interrupted before its first step was stored (its process stopped at ` +
+        "the start); nothing ran. Start it again with app.execute.",
+    );
+    this.executionId = executionId;
   }
 }

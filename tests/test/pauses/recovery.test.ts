@@ -1,0 +1,148 @@
+import {
+  type App,
+  ExecutionContext,
+  ExecutionStatus,
+  LEASE_TTL_MS,
+  LeaseLostError,
+  PauseStatus,
+  type Store,
+} from "@agboss/core";
+import { expect } from "vitest";
+import { onEachBackendAndPostgres } from "../../src/backends.js";
+import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
+import { acme, pauseRefund } from "../../src/office.js";
+
+// What a holder that died or stalled leaves behind, and how any instance carries the tree on from there.
+// The state is the one a real process leaves (the crash suite, tests/test/crash.int.test.ts, kills real
+// processes to reach it); here it is written through the store so the rules can be checked one by one.
+
+const RETENTION_MS = 24 * 3_600_000;
+
+/** Answers a pause and takes it as a holder would that then died: lease held, pause Taken, tree running. */
+async function diedAfterTaking(store: Store, now: number, pauseId: string, threadKey: string) {
+  const lease = await store.leases.acquire({ key: threadKey, holder: "dead", now, ttlMs: LEASE_TTL_MS });
+  if (lease === undefined) throw new Error("the tree's lease is held");
+  await store.pauses.resolve(acme.tenantId, pauseId, { decision: { approved: true }, responder: "m-1" }, now);
+  const taken = await store.pauses.take(acme.tenantId, pauseId, { at: now }, lease);
+  if (taken === undefined) throw new Error("the pause was not taken");
+  const stored = await store.executions.findByTenantIdAndExecutionId(acme.tenantId, taken.rootExecutionId);
+  if (stored === undefined) throw new Error("no execution");
+  await store.executions.save({ ...stored, status: ExecutionStatus.Running }, lease);
+  return { lease, executionId: taken.rootExecutionId };
+}
+
+/** Sweeps until the execution is recorded as ended (the app's own sweep may hold the tree a moment). */
+async function sweepUntilEnded(app: App, executionId: string): Promise<void> {
+  for (let round = 0; round < 100; round += 1) {
+    await app.sweepOnce(RETENTION_MS);
+    const record = await app.record(executionId, { tenantId: acme.tenantId });
+    if (record?.status === ExecutionStatus.Completed || record?.status === ExecutionStatus.Failed) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+onEachBackendAndPostgres(OfficeApplication, (test) => {
+  test("a tree whose holder died after taking its answer is carried on by the sweep once the lease lapsed: the tool runs once, one finish", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-died-taken");
+    const { executionId } = await diedAfterTaking(store, clock.now(), pauseId, threadKey);
+    const desk = app.get(Desk);
+    await app.sweepOnce(RETENTION_MS);
+    expect(desk.refunds).toHaveLength(0); // the dead holder's lease still runs: nobody moves the tree
+    await clock.advance(LEASE_TTL_MS + 1);
+    await sweepUntilEnded(app, executionId);
+    expect(desk.refunds).toHaveLength(1);
+    expect(desk.events.filter((e) => e === "finish")).toHaveLength(1);
+    const record = await app.record(executionId, { tenantId: acme.tenantId });
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+    expect(record?.output).toEqual({ text: "Refund handled" });
+    const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
+    expect(pause?.toolResult).toEqual({ output: { status: "refunded ord_1 (1000)" } });
+  });
+
+  test("a tool result kept on the pause is used on recovery: the tool is not called again", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-died-returned");
+    const { lease, executionId } = await diedAfterTaking(store, clock.now(), pauseId, threadKey);
+    const earlier = { output: { status: "refunded by the first holder" } };
+    await store.pauses.saveToolResult(acme.tenantId, pauseId, earlier, lease);
+    await clock.advance(LEASE_TTL_MS + 1);
+    await sweepUntilEnded(app, executionId);
+    expect(app.get(Desk).refunds).toHaveLength(0);
+    const record = await app.record(executionId, { tenantId: acme.tenantId });
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+    const toolStep = record?.steps.find((s) => s.type === "tool");
+    expect(toolStep).toMatchObject({ output: earlier.output });
+  });
+
+  test("a holder whose heartbeat finds a newer holder aborts its running tool, keeps no result and fires no event; the new holder finishes once", async ({
+    app,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const { pauseId, threadKey, result } = await pauseRefund(app, mockLlm, "t-stalled");
+    const context = app.get(ExecutionContext);
+    const runs: string[] = [];
+    let entered = () => {};
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let open = false;
+    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
+      const signal = context.signal;
+      runs.push(`start ${context.step?.idempotencyKey}`);
+      entered();
+      // A careful tool: waits for its gate, and gives up without its effect when its signal aborts.
+      while (!open) {
+        if (signal.aborted) {
+          runs.push("aborted");
+          throw signal.reason;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      runs.push(`effect ${context.step?.idempotencyKey}`);
+      return { status: `refunded ${input.orderId}` };
+    });
+    const resuming = app
+      .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
+      .catch((error: unknown) => error);
+    await inTool;
+    // Another instance took the tree over (this holder looked frozen to it); the next beat finds out.
+    const takeover = await store.leases.acquire({
+      key: threadKey,
+      holder: "other-instance",
+      now: clock.now() + LEASE_TTL_MS,
+      ttlMs: LEASE_TTL_MS,
+    });
+    expect(takeover).toBeDefined();
+    await clock.advance(LEASE_TTL_MS / 3);
+    expect(await resuming).toBeInstanceOf(LeaseLostError);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runs).toEqual([expect.stringMatching(/^start /), "aborted"]);
+    const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
+    expect(pause?.status).toBe(PauseStatus.Taken);
+    expect(pause?.toolResult).toBeUndefined();
+    expect(app.get(Desk).events.filter((e) => e === "finish" || e.startsWith("error:"))).toEqual([]);
+    const stored = await store.executions.findByTenantIdAndExecutionId(acme.tenantId, result.executionId);
+    expect(stored?.status).toBe(ExecutionStatus.Running);
+
+    open = true;
+    await clock.advance(2 * LEASE_TTL_MS);
+    await sweepUntilEnded(app, result.executionId);
+    expect(runs, JSON.stringify(runs)).toHaveLength(4);
+    expect(new Set(runs.filter((r) => r !== "aborted").map((r) => r.split(" ")[1])).size).toBe(1); // one idempotency key throughout
+    expect(app.get(Desk).events.filter((e) => e === "finish")).toHaveLength(1);
+    const record = await app.record(result.executionId, { tenantId: acme.tenantId });
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+  });
+});
