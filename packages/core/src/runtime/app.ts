@@ -635,7 +635,12 @@ export class App {
         // Ended by a pass that ran while this one waited for the lease (an answer it took on the way
         // failed the tree, say): report how it ended; a Taken pause of it is not run again.
         snapshot = await graph.getState(config);
-        const ended = await this.#endedElsewhere(tree, tenantId, snapshot.values as FlowStateValue, withRecord);
+        const ended = await this.#endedElsewhere(
+          tree,
+          tenantId,
+          snapshot.values as FlowStateValue,
+          withRecord,
+        );
         if (ended !== undefined) return ended;
       }
       for (;;) {
