@@ -127,7 +127,9 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(takeover).toBeDefined();
     await clock.advance(LEASE_TTL_MS / 3);
     expect(await resuming).toBeInstanceOf(LeaseLostError);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 200 && !runs.includes("aborted"); i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     expect(runs).toEqual([expect.stringMatching(/^start /), "aborted"]);
     const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
     expect(pause?.status).toBe(PauseStatus.Taken);

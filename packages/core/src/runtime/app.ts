@@ -59,6 +59,8 @@ import type { RuntimeServices } from "./runtime-services.js";
 export { LEASE_TTL_MS } from "../execution/tree-lease.js";
 /** How often the recovery sweep runs, on the application's Clock. */
 export const SWEEP_INTERVAL_MS = 30_000;
+/** How many trees the sweep reads at a time. */
+const SWEEP_PAGE = 100;
 /** How long an answered pause may wait for its own resumer before the sweep takes it over. */
 const RECOVERY_GRACE_MS = 1_000;
 
@@ -511,7 +513,12 @@ export class App {
    * Takes a tree's lease if it is free (or lapsed) and carries the tree on from its last checkpoint;
    * skips it when another holder has it. A failure is logged and leaves the tree for the next sweep.
    */
-  async #recover(tenantId: string, threadId: string, rootExecutionId: string): Promise<void> {
+  async #recover(
+    tenantId: string,
+    threadId: string,
+    rootExecutionId: string,
+    pauseId: string | undefined,
+  ): Promise<boolean> {
     const { clock, store, logger } = this.#internals;
     const lease = await store.leases.acquire({
       key: `${tenantId}/${threadId}`,
@@ -519,17 +526,18 @@ export class App {
       now: clock.now(),
       ttlMs: LEASE_TTL_MS,
     });
-    if (lease === undefined) return;
-    logger.log({
-      level: LogLevel.Info,
-      event: "sweep.recovering",
-      message: `recovering execution ${rootExecutionId}`,
-      fields: { executionId: rootExecutionId, tenantId },
-      at: clock.now(),
-    });
+    if (lease === undefined) return false;
     let tree: Tree;
     try {
       tree = await this.#treeOf(tenantId, rootExecutionId);
+      const status = tree.stored?.status;
+      if (status !== undefined && ENDED.has(status)) {
+        // Moved by another instance since the page was read, or an answer that came after its tree
+        // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
+        if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
+        await store.leases.release(lease);
+        return pauseId !== undefined;
+      }
       await this.#markRunning(tree, lease);
     } catch (error) {
       await store.leases.release(lease).catch(() => undefined);
@@ -540,9 +548,44 @@ export class App {
         fields: { executionId: rootExecutionId, tenantId },
         at: clock.now(),
       });
-      return;
+      return false;
     }
+    logger.log({
+      level: LogLevel.Info,
+      event: "sweep.recovering",
+      message: `recovering execution ${rootExecutionId}`,
+      fields: { executionId: rootExecutionId, tenantId },
+      at: clock.now(),
+    });
     await this.#pass(tree, lease, CONTINUE, false).catch(() => undefined);
+    return true;
+  }
+
+  /**
+   * Recovers trees page by page until a page is not full or moved none of its trees (all held by live
+   * holders, or handled already). Each instance takes a page in its own random order, so instances
+   * sweeping at once mostly take different trees, and a backlog is worked off in one sweep, not one
+   * page every 30 seconds.
+   */
+  async #recoverPages(
+    handled: Set<string>,
+    nextPage: () => Promise<{
+      full: boolean;
+      trees: readonly { tenantId: string; threadId: string; rootExecutionId: string; pauseId?: string }[];
+    }>,
+  ): Promise<void> {
+    for (;;) {
+      const { full, trees } = await nextPage();
+      let moved = 0;
+      for (const tree of shuffled(trees)) {
+        if (this.#closed) return;
+        const root = `${tree.tenantId}/${tree.rootExecutionId}`;
+        if (handled.has(root)) continue;
+        handled.add(root);
+        if (await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId)) moved += 1;
+      }
+      if (!full || moved === 0) return;
+    }
   }
 
   /** @internal One round of the sweep. */
@@ -563,29 +606,24 @@ export class App {
       // Answered pauses nobody took (their resumer died between the two phases), oldest first, across
       // tenants: found by their own index, so long-waiting trees cannot crowd them out.
       const handled = new Set<string>();
-      const answered = await store.pauses.listResolvedBefore({
-        before: clock.now() - RECOVERY_GRACE_MS,
-        limit: 100,
+      await this.#recoverPages(handled, async () => {
+        const page = await store.pauses.listResolvedBefore({
+          before: clock.now() - RECOVERY_GRACE_MS,
+          limit: SWEEP_PAGE,
+        });
+        return { full: page.length === SWEEP_PAGE, trees: page };
       });
-      for (const pause of answered) {
-        if (this.#closed) return;
-        const root = `${pause.tenantId}/${pause.rootExecutionId}`;
-        if (handled.has(root)) continue;
-        handled.add(root);
-        await this.#recover(pause.tenantId, pause.threadId, pause.rootExecutionId);
-      }
       // Trees recorded as running whose holder is gone (died, frozen or cut off past its lease): a start
       // that never rested, or a resume past its first phase (its pause may be Taken already). Paused trees
-      // owe nothing unless a pause of theirs was answered, which the loop above finds.
-      const running = await store.executions.listByStatus([ExecutionStatus.Running], 100);
-      for (const execution of running) {
-        if (this.#closed) return;
-        if (execution.executionId !== execution.rootExecutionId) continue;
-        const root = `${execution.tenantId}/${execution.rootExecutionId}`;
-        if (handled.has(root)) continue;
-        handled.add(root);
-        await this.#recover(execution.tenantId, execution.threadId, execution.rootExecutionId);
-      }
+      // owe nothing unless a pause of theirs was answered, which the pages above find.
+      await this.#recoverPages(handled, async () => {
+        const page = await store.executions.listByStatus([ExecutionStatus.Running], SWEEP_PAGE);
+        const settled = clock.now() - RECOVERY_GRACE_MS;
+        return {
+          full: page.length === SWEEP_PAGE,
+          trees: page.filter((e) => e.executionId === e.rootExecutionId && e.updatedAt < settled),
+        };
+      });
     } catch (error) {
       logger.log({
         level: LogLevel.Error,
@@ -1064,6 +1102,16 @@ export class App {
   #assertOpen(): void {
     if (this.#closed) throw new AppClosedError();
   }
+}
+
+/** The items in a random order (Fisher–Yates). */
+function shuffled<T>(items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
 }
 
 /** The statuses an execution ends in. */
