@@ -16,5 +16,12 @@ export { KyselyPausedExecutionRepository } from "./repositories/kysely-paused-ex
 export { KyselyThreadRepository } from "./repositories/kysely-thread-repository.js";
 export type * from "./schema/agboss-database.js";
 export type { StoreDialectCapabilities } from "./store-dialect-capabilities.js";
+export {
+  DEFAULT_STORE_RETRY,
+  StoreFault,
+  type StoreRetryOptions,
+  type StoreRetryPolicy,
+  storeRetryPolicy,
+} from "./store-faults.js";
 export { createSerialWriteGate, openWriteGate, type WriteGate } from "./write-gate.js";
 export type { StoreDatabase } from "./write-transactions.js";

@@ -1,14 +1,17 @@
 import type { Store } from "@agboss/core";
 import type { Kysely } from "kysely";
 import { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
+import { FaultRetry } from "./fault-retry.js";
 import { migrateStore } from "./migrations/migrate-store.js";
 import { KyselyBudgetLedgerRepository } from "./repositories/kysely-budget-ledger-repository.js";
 import { KyselyExecutionRecordRepository } from "./repositories/kysely-execution-record-repository.js";
 import { KyselyLeaseRepository } from "./repositories/kysely-lease-repository.js";
 import { KyselyPausedExecutionRepository } from "./repositories/kysely-paused-execution-repository.js";
 import { KyselyThreadRepository } from "./repositories/kysely-thread-repository.js";
+import { withRetriedReads } from "./retried-reads.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 import type { StoreDialectCapabilities } from "./store-dialect-capabilities.js";
+import type { StoreRetryOptions } from "./store-faults.js";
 import type { WriteGate } from "./write-gate.js";
 import { type StoreDatabase, WriteTransactions } from "./write-transactions.js";
 
@@ -29,11 +32,20 @@ export interface KyselyStoreConfig {
   readonly onClose?: (() => Promise<void>) | undefined;
   /** Serialises write transactions in this process; see {@link WriteGate}. */
   readonly writeGate?: WriteGate | undefined;
+  /**
+   * How reads and write transactions that meet a transient fault (as the capabilities' `faultOf` names
+   * it) are retried before the caller gets `StoreUnavailableError`. Default: 5 attempts, waiting
+   * 25 ms, doubling up to 400 ms, between them (`DEFAULT_STORE_RETRY`).
+   */
+  readonly retry?: StoreRetryOptions | undefined;
 }
 
 /**
  * Every store contract on one kysely database: the adapters (`@agboss/store-sqlite`,
  * `@agboss/store-postgres`) add only a dialect and its capabilities.
+ *
+ * Transient faults are retried in two places: every read statement (on a fresh connection), and every
+ * write transaction as a whole when it is known not to have committed (see `WriteTransactions`).
  *
  * @example
  * const store = new KyselyStore({ db, capabilities, name: "sqlite:./app.sqlite" });
@@ -47,6 +59,8 @@ export class KyselyStore implements Store {
   readonly pauses: KyselyPausedExecutionRepository;
   readonly checkpointer: KyselyCheckpointSaver;
   readonly budgets: KyselyBudgetLedgerRepository;
+  /** The store's database as given, scoped to its schema: transactions and migrations run here. */
+  readonly #db: Kysely<AgbossDatabase>;
   readonly #database: StoreDatabase;
   readonly #schema: string | undefined;
   readonly #onClose: (() => Promise<void>) | undefined;
@@ -55,12 +69,16 @@ export class KyselyStore implements Store {
   constructor(config: KyselyStoreConfig) {
     this.name = config.name;
     this.#schema = config.schema;
-    const database = {
-      db: config.schema === undefined ? config.db : config.db.withSchema(config.schema),
-      capabilities: Object.freeze({ ...config.capabilities }),
+    const db = config.schema === undefined ? config.db : config.db.withSchema(config.schema);
+    const capabilities = Object.freeze({ ...config.capabilities });
+    const retry = new FaultRetry({ name: config.name, faultOf: capabilities.faultOf, retry: config.retry });
+    this.#db = db;
+    this.#database = Object.freeze({
+      db: capabilities.faultOf === undefined ? db : withRetriedReads(db, retry),
+      capabilities,
       writeGate: config.writeGate,
-    };
-    this.#database = Object.freeze({ ...database, transactions: new WriteTransactions(database) });
+      transactions: new WriteTransactions({ db, capabilities, writeGate: config.writeGate, retry }),
+    });
     this.#onClose = config.onClose;
     this.threads = new KyselyThreadRepository(this.#database);
     this.executions = new KyselyExecutionRecordRepository(this.#database);
@@ -70,14 +88,17 @@ export class KyselyStore implements Store {
     this.budgets = new KyselyBudgetLedgerRepository(this.#database);
   }
 
-  /** The kysely instance the store runs on, naming the store's schema in every query when it has one. */
+  /**
+   * The kysely instance the store runs on, naming the store's schema in every query when it has one.
+   * What you run on it yourself is not retried.
+   */
   get db(): Kysely<AgbossDatabase> {
-    return this.#database.db;
+    return this.#db;
   }
 
   /** Brings the schema to the latest version; safe to call on every start. */
   async migrate(): Promise<void> {
-    await migrateStore(this.#database.db as unknown as Kysely<unknown>, this.#database.capabilities, {
+    await migrateStore(this.#db as unknown as Kysely<unknown>, this.#database.capabilities, {
       schema: this.#schema,
     });
   }

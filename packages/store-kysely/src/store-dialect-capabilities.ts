@@ -1,3 +1,5 @@
+import type { StoreFault } from "./store-faults.js";
+
 /**
  * What one SQL dialect does differently. The repositories read these flags and never ask which
  * database they run on, so a new backend is a dialect plus one of these objects.
@@ -38,4 +40,10 @@ export interface StoreDialectCapabilities {
    * commit under `synchronous=FULL`). False where transactions should run side by side on a pool.
    */
   readonly groupCommit: boolean;
+  /**
+   * Which of the driver's errors are transient, and how (see {@link StoreFault}): the store retries
+   * those, with backoff, where that is safe, and every other error reaches the caller as it was thrown.
+   * Without it nothing is retried.
+   */
+  readonly faultOf?: ((error: unknown) => StoreFault | undefined) | undefined;
 }

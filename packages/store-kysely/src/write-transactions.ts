@@ -1,10 +1,15 @@
 import { CompiledQuery, type Kysely } from "kysely";
+import { CommitFailure, FaultRetry } from "./fault-retry.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 import type { StoreDialectCapabilities } from "./store-dialect-capabilities.js";
 import { openWriteGate, type WriteGate } from "./write-gate.js";
 
 /** What the repositories share: one database, its dialect's capabilities and its write gate. @internal */
 export interface StoreDatabase {
+  /**
+   * Where the repositories read (each statement alone, outside any transaction) and build their
+   * queries. In a {@link KyselyStore} every statement run on it is retried after a transient fault.
+   */
   readonly db: Kysely<AgbossDatabase>;
   readonly capabilities: StoreDialectCapabilities;
   readonly writeGate?: WriteGate | undefined;
@@ -33,20 +38,29 @@ const ROLLBACK = CompiledQuery.raw("rollback");
  * that queue while one runs share its transaction and its commit, each under a savepoint: a unit that
  * throws rolls back to its savepoint and rejects alone, and every other unit resolves only once the
  * commit that holds its writes has returned. The result is the same as running them one after the
- * other, with one commit (one disk sync under `synchronous=FULL`) instead of many. @internal
+ * other, with one commit (one disk sync under `synchronous=FULL`) instead of many.
+ *
+ * A transaction that meets a transient fault (see {@link StoreDialectCapabilities.faultOf}) before its
+ * COMMIT is sent, or whose COMMIT the database refuses and rolls back, wrote nothing and runs again
+ * whole, every unit it carried included; so a unit's work must be re-runnable: SQL on the connection
+ * it is given, from inputs it does not change. A connection lost while COMMIT is in flight is not run
+ * again: the outcome is unknown, and the caller gets `StoreUnavailableError` saying so. @internal
  */
 export class WriteTransactions {
   readonly #db: Kysely<AgbossDatabase>;
   readonly #capabilities: StoreDialectCapabilities;
   readonly #gate: WriteGate;
+  readonly #retry: FaultRetry;
   readonly #begin: CompiledQuery;
   readonly #queue: QueuedWork[] = [];
   #draining = false;
 
-  constructor(store: Omit<StoreDatabase, "transactions">) {
+  /** `db` must run statements as they are: transactions are never retried statement by statement. */
+  constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
     this.#db = store.db;
     this.#capabilities = store.capabilities;
     this.#gate = store.writeGate ?? openWriteGate;
+    this.#retry = store.retry ?? new FaultRetry({ name: "", faultOf: store.capabilities.faultOf });
     this.#begin = CompiledQuery.raw(store.capabilities.beginWriteTransaction);
   }
 
@@ -62,29 +76,39 @@ export class WriteTransactions {
   }
 
   #alone<T>(work: Work<T>): Promise<T> {
-    return this.#db.connection().execute(async (connection) => {
-      await connection.executeQuery(this.#begin);
-      let result: T;
-      try {
-        result = await work(connection);
-      } catch (error) {
-        await connection.executeQuery(ROLLBACK);
-        throw error;
-      }
-      await connection.executeQuery(COMMIT);
-      return result;
-    });
+    return this.#retry.write(() =>
+      this.#db.connection().execute(async (connection) => {
+        await connection.executeQuery(this.#begin);
+        let result: T;
+        try {
+          result = await work(connection);
+        } catch (error) {
+          // The work's own error is what the caller needs, even when the connection is gone too.
+          await connection.executeQuery(ROLLBACK).catch(() => undefined);
+          throw error;
+        }
+        await commit(connection);
+        return result;
+      }),
+    );
   }
 
   async #drain(): Promise<void> {
+    // The units the current transaction carries and has not settled: after a transient fault the
+    // next attempt runs them all again.
+    const group: QueuedWork[] = [];
     try {
-      while (this.#queue.length > 0) {
-        await this.#db
-          .connection()
-          .execute((connection) => this.#group(connection))
+      while (group.length > 0 || this.#queue.length > 0) {
+        const attempt = { began: false };
+        await this.#retry
+          .write(() => {
+            attempt.began = false;
+            return this.#db.connection().execute((connection) => this.#group(connection, group, attempt));
+          })
           .catch((error: unknown) => {
+            for (const unit of group.splice(0)) unit.reject(error);
             // No transaction could begin: what waits for one would meet the same error.
-            for (const unit of this.#queue.splice(0)) unit.reject(error);
+            if (!attempt.began) for (const unit of this.#queue.splice(0)) unit.reject(error);
           });
       }
     } finally {
@@ -93,38 +117,64 @@ export class WriteTransactions {
     }
   }
 
-  /** One transaction: runs queued units until the queue is empty, then commits them together. */
-  async #group(connection: Kysely<AgbossDatabase>): Promise<void> {
+  /**
+   * One transaction: runs the units of `group`, then queued ones (added to `group`), until the queue is
+   * empty, and commits them together. Settles each unit, and empties `group`, unless the transaction
+   * fails as a whole: then it rolls back and throws, leaving `group` for the caller to retry or reject.
+   */
+  async #group(
+    connection: Kysely<AgbossDatabase>,
+    group: QueuedWork[],
+    attempt: { began: boolean },
+  ): Promise<void> {
     await connection.executeQuery(this.#begin);
+    attempt.began = true;
     const done: { unit: QueuedWork; result: unknown }[] = [];
     try {
-      let unit = this.#queue.shift();
-      while (unit !== undefined) {
+      let index = 0;
+      for (;;) {
+        if (index === group.length) {
+          const queued = done.length < MAX_GROUP ? this.#queue.shift() : undefined;
+          if (queued === undefined) break;
+          group.push(queued);
+        }
+        const unit = group[index] as QueuedWork;
         const shared = done.length > 0;
         if (shared) await connection.executeQuery(SAVEPOINT);
         try {
           done.push({ unit, result: await unit.work(connection) });
-          if (shared) await connection.executeQuery(RELEASE);
+          index += 1;
         } catch (error) {
+          // A transient fault fails the transaction, not the unit: every unit it carries runs again.
+          if (this.#retry.faultOf(error) !== undefined) throw error;
+          group.splice(index, 1);
+          unit.reject(error);
           if (!shared) {
-            unit.reject(error);
             await connection.executeQuery(ROLLBACK);
             return;
           }
           await connection.executeQuery(ROLLBACK_TO);
-          await connection.executeQuery(RELEASE);
-          unit.reject(error);
         }
-        unit = done.length < MAX_GROUP ? this.#queue.shift() : undefined;
+        if (shared) await connection.executeQuery(RELEASE);
       }
-      await connection.executeQuery(COMMIT);
+      await commit(connection);
     } catch (error) {
-      // A failed savepoint, rollback or commit: the transaction and every write in it are gone.
+      // A fault, or a failed savepoint, rollback or commit: the transaction and every write in it are gone.
       await connection.executeQuery(ROLLBACK).catch(() => undefined);
-      for (const { unit } of done) unit.reject(error);
-      return;
+      throw error;
     }
+    group.splice(0);
     for (const { unit, result } of done) unit.resolve(result);
+  }
+}
+
+/** Commits; a failure becomes a {@link CommitFailure}, after a rollback (SQLite keeps a refused transaction open). */
+async function commit(connection: Kysely<AgbossDatabase>): Promise<void> {
+  try {
+    await connection.executeQuery(COMMIT);
+  } catch (error) {
+    await connection.executeQuery(ROLLBACK).catch(() => undefined);
+    throw new CommitFailure(error);
   }
 }
 
