@@ -1,5 +1,3 @@
-import type { Clock, Logger } from "@agboss/core";
-import { LogLevel } from "@agboss/core";
 import pg from "pg";
 
 /** What the store needs to open a pool of its own. @internal */
@@ -8,33 +6,20 @@ export interface OwnedPoolOptions {
   readonly appName: string | undefined;
   readonly maxConnections: number | undefined;
   readonly connectTimeoutMs: number | undefined;
-  readonly logger: Logger | undefined;
-  readonly clock: Clock | undefined;
 }
 
 /**
  * Opens the pool a store owns: `bigint` columns come back as numbers (epochs, counters and epoch
- * milliseconds all fit in a double), and a connection lost while idle is reported, not thrown at the
- * process. @internal
+ * milliseconds all fit in a double). The store watches it for lost connections (`watchPool`). @internal
  */
 export function openOwnedPool(options: OwnedPoolOptions): pg.Pool {
-  const pool = new pg.Pool({
+  return new pg.Pool({
     connectionString: options.connectionString,
     application_name: options.appName === undefined ? "agboss" : `agboss:${options.appName}`.slice(0, 63),
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
   });
-  pool.on("error", (error) => {
-    options.logger?.log({
-      level: LogLevel.Warn,
-      event: "store.connection-lost",
-      message: `an idle PostgreSQL connection failed and was dropped from the pool: ${error.message}`,
-      fields: { error: error.message },
-      at: options.clock?.now() ?? Date.now(),
-    });
-  });
-  return pool;
 }
 
 function typeParser(oid: number, format?: "text" | "binary"): unknown {

@@ -1,4 +1,5 @@
 import type { StoreDialectCapabilities } from "@agboss/store-kysely";
+import { postgresFaultOf } from "./postgres-faults.js";
 
 /** PostgreSQL as the kysely store sees it. */
 export const POSTGRES_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
@@ -13,4 +14,6 @@ export const POSTGRES_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   lockDatabaseForMigrations: false,
   // A pool runs transactions side by side; nothing is gained by queueing them behind one another.
   groupCommit: false,
+  // Lost connections, serialization failures, deadlocks and a full server are retried where safe.
+  faultOf: postgresFaultOf,
 });

@@ -1,4 +1,5 @@
 import type { Clock, Logger } from "@agboss/core";
+import type { StoreRetryOptions } from "@agboss/store-kysely";
 import type { PostgresPool } from "kysely";
 
 /** How to open a {@link PostgresStore}. Every field is optional, but a server must be named somewhere. */
@@ -25,7 +26,17 @@ export interface PostgresStoreOptions {
   readonly maxConnections?: number;
   /** How long the pool the store opens waits for a connection before failing, in milliseconds. Default 10000. */
   readonly connectTimeoutMs?: number;
-  /** Where to report a connection the pool lost while idle. `postgresStore()` passes the app's own. */
+  /**
+   * How reads, and write transactions known not to have committed, are retried after a transient fault
+   * (a lost connection, a serialization failure, a deadlock, a full server) before the caller gets
+   * `StoreUnavailableError`. Default: 5 attempts, waiting 25 ms, doubling up to 400 ms, between them.
+   */
+  readonly retry?: StoreRetryOptions;
+  /**
+   * Where to report a lost connection (a warning, `store.connection-lost`): the store listens for
+   * `error` on the pool and on its clients, so a dropped connection never ends the process.
+   * `postgresStore()` passes the app's own.
+   */
   readonly logger?: Logger;
   /** Stamps those reports. `postgresStore()` passes the app's own. */
   readonly clock?: Clock;

@@ -6,6 +6,7 @@ import { openOwnedPool } from "./owned-pool.js";
 import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
 import type { PostgresStoreOptions } from "./postgres-store-options.js";
 import { SchemaScopedPostgresDialect } from "./schema-introspector.js";
+import { watchPool } from "./watched-pool.js";
 
 /** The environment variable that names the server when neither `connectionString` nor `pool` is given. */
 export const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
@@ -18,6 +19,10 @@ const MAX_IDENTIFIER_BYTES = 63;
  * application over one database. Writes that race (two answers to one pause, two instances taking one
  * lease) are decided by conditional updates and row locks, and every fenced write takes a shared lock on
  * its lease row first, so a holder that lost its lease to another instance fails and writes nothing.
+ *
+ * A connection that fails (a terminated backend, a failover, a restart) is logged, never thrown at the
+ * process; reads, and write transactions that had not sent COMMIT, are retried after such a fault
+ * (`retry`), and the caller gets `StoreUnavailableError` once the attempts are spent.
  *
  * @example
  * const store = await PostgresStore.open({ connectionString: "postgres://app@db:5432/refunds", schema: "agboss" });
@@ -52,18 +57,20 @@ export class PostgresStore extends KyselyStore {
         appName: options.appName,
         maxConnections: options.maxConnections,
         connectTimeoutMs: options.connectTimeoutMs,
-        logger: options.logger,
-        clock: options.clock,
       });
     const target = connectionTarget(connectionString, options.pool);
-    const db = new Kysely<AgbossDatabase>({ dialect: new SchemaScopedPostgresDialect({ pool }, schema) });
+    const watched = watchPool(pool, options.logger, options.clock);
+    const db = new Kysely<AgbossDatabase>({
+      dialect: new SchemaScopedPostgresDialect({ pool: watched.pool }, schema),
+    });
     const store = new PostgresStore({
       db,
       capabilities: POSTGRES_CAPABILITIES,
       name: `postgres:${target}#${schema}`,
       schema,
+      retry: options.retry,
       // A borrowed pool stays open for its owner; destroying kysely would end it.
-      onClose: owned ? () => db.destroy() : undefined,
+      onClose: owned ? () => db.destroy() : async () => watched.unwatch(),
     });
     try {
       await sql`select 1`.execute(db).catch((error: unknown) => {

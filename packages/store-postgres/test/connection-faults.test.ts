@@ -1,0 +1,419 @@
+import { randomBytes, randomInt } from "node:crypto";
+import { type Fence, type LogEntry, PauseStatus, type Store, StoreUnavailableError } from "@agboss/core";
+import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { POSTGRES_CAPABILITIES, PostgresStore, postgresFaultOf } from "../src/index.js";
+import { watchPool } from "../src/watched-pool.js";
+import { checkpoint, checkpointConfig, META, pause } from "./fixtures.js";
+import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
+
+// These tests terminate PostgreSQL backends, but only their own: each store gets an `appName` no other
+// store uses, and only backends with that application_name are ever terminated.
+
+/** Whatever reached the process as an uncaught exception or unhandled rejection during these tests. */
+const uncaught: unknown[] = [];
+const collect = (error: unknown) => uncaught.push(error);
+let admin: pg.Client;
+beforeAll(async () => {
+  process.on("uncaughtException", collect);
+  process.on("unhandledRejection", collect);
+  admin = new pg.Client({ connectionString: TEST_URL, application_name: "agboss-test-admin" });
+  await admin.connect();
+});
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  expect(uncaught.splice(0)).toEqual([]);
+});
+afterAll(async () => {
+  await admin.end();
+  process.off("uncaughtException", collect);
+  process.off("unhandledRejection", collect);
+});
+
+/** A store on a fresh schema with an application name of its own, and what it logged. */
+async function openStore(
+  options: { retry?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number } } = {},
+) {
+  const schema = uniqueSchema();
+  const appName = `faults-${randomBytes(6).toString("hex")}`;
+  const logs: LogEntry[] = [];
+  const store = await PostgresStore.open({
+    connectionString: TEST_URL,
+    schema,
+    appName,
+    logger: { log: (entry) => logs.push(entry) },
+    ...options,
+  });
+  cleanups.push(() => dropSchema(schema));
+  cleanups.push(() => store.close());
+  return { store, schema, application: `agboss:${appName}`, logs };
+}
+
+/** Terminates every backend named `application` (never any other); returns how many. */
+async function terminate(application: string): Promise<number> {
+  const { rows } = await admin.query<{ terminated: boolean }>(
+    "select pg_terminate_backend(pid) as terminated from pg_stat_activity " +
+      "where application_name = $1 and pid <> pg_backend_pid()",
+    [application],
+  );
+  return rows.filter((row) => row.terminated).length;
+}
+
+/** The backends named `application` that wait for a lock, with what they run. */
+async function waiting(application: string): Promise<{ pid: number; query: string }[]> {
+  const { rows } = await admin.query<{ pid: number; query: string }>(
+    "select pid, query from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'",
+    [application],
+  );
+  return rows;
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A second connection that holds locks on the store's tables for as long as a test needs. */
+async function locker(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: TEST_URL, application_name: "agboss-test-locker" });
+  await client.connect();
+  cleanups.push(() => client.end());
+  return client;
+}
+
+const lostConnections = (logs: LogEntry[]) => logs.filter((log) => log.event === "store.connection-lost");
+
+describe("a PostgreSQL connection that goes away", () => {
+  test("idle in the pool: it is reported, and the next operations run on fresh connections", async () => {
+    const { store, application, logs } = await openStore();
+    const asked = await store.pauses.findOrCreate(pause());
+    await Promise.all([1, 2, 3].map(() => store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)));
+
+    expect(await terminate(application)).toBeGreaterThan(0);
+    await waitFor(() => lostConnections(logs)[0], "the lost connection's warning");
+
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)).toEqual(asked);
+    const resolved = await store.pauses.resolve("acme", asked.pauseId, { decision: "yes" }, 2_000);
+    expect(resolved?.status).toBe(PauseStatus.Resolved);
+    expect(lostConnections(logs)[0]?.level).toBe("warn");
+  });
+
+  test("under a read: the read runs again on a fresh connection and returns", async () => {
+    const { store, schema, application, logs } = await openStore();
+    const asked = await store.pauses.findOrCreate(pause());
+    const lock = await locker();
+    await lock.query("begin");
+    await lock.query(`lock table ${pg.escapeIdentifier(schema)}.agboss_pauses in access exclusive mode`);
+
+    const read = store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId);
+    const [first] = await waitFor(async () => nonEmpty(await waiting(application)), "the read to wait");
+    expect(await terminate(application)).toBeGreaterThan(0);
+    // The retry waits for the lock again, on another backend.
+    await waitFor(
+      async () => nonEmpty((await waiting(application)).filter((b) => b.pid !== first?.pid)),
+      "the retry",
+    );
+    await lock.query("commit");
+
+    expect(await read).toEqual(asked);
+    expect(lostConnections(logs).length).toBeGreaterThan(0);
+  });
+
+  test("under a write transaction before COMMIT: it runs again and commits once", async () => {
+    const { store, schema, application } = await openStore();
+    const fence = (await store.leases.acquire({ key: "acme/root-1", holder: "a", now: 0, ttlMs: 60_000 }))!;
+    const lock = await locker();
+    await lock.query("begin");
+    await lock.query(`select * from ${pg.escapeIdentifier(schema)}.agboss_leases where key = $1 for update`, [
+      fence.key,
+    ]);
+
+    const asked = pause();
+    const write = store.pauses.findOrCreate(asked, fence);
+    const [first] = await waitFor(
+      async () => nonEmpty(await waiting(application)),
+      "the fence check to wait",
+    );
+    expect(await terminate(application)).toBeGreaterThan(0);
+    await waitFor(
+      async () => nonEmpty((await waiting(application)).filter((b) => b.pid !== first?.pid)),
+      "the retry",
+    );
+    await lock.query("commit");
+
+    expect((await write).pauseId).toBe(asked.pauseId);
+    const { rows } = await admin.query(
+      `select count(*)::int as n from ${pg.escapeIdentifier(schema)}.agboss_pauses where pause_id = $1`,
+      [asked.pauseId],
+    );
+    expect(rows[0].n).toBe(1);
+  });
+
+  test("while COMMIT is in flight: StoreUnavailableError says the outcome is unknown, and it is not run again", async () => {
+    const { store, schema, application } = await openStore();
+    // A deferred constraint trigger runs at COMMIT: this one waits on an advisory lock the test holds,
+    // so the store's COMMIT is on the wire, unanswered, when its backend is terminated.
+    const key = randomInt(1, 2 ** 47);
+    const s = pg.escapeIdentifier(schema);
+    await admin.query(`
+      create function ${s}.hold_commit() returns trigger language plpgsql as $$
+      begin perform pg_advisory_xact_lock(${key}); return null; end $$`);
+    await admin.query(`
+      create constraint trigger hold_commit after insert on ${s}.agboss_threads
+      deferrable initially deferred for each row execute function ${s}.hold_commit()`);
+    const lock = await locker();
+    await lock.query("select pg_advisory_lock($1)", [key]);
+
+    const thread = {
+      tenantId: "acme",
+      threadId: "t-commit",
+      ownerId: "alice",
+      workflowName: "refund",
+      latestExecutionId: "root-1",
+      createdAt: 1_000,
+      updatedAt: 1_000,
+    };
+    const saving = store.threads.save(thread).catch((error: unknown) => error);
+    await waitFor(
+      async () => nonEmpty((await waiting(application)).filter((b) => /^\s*commit\s*$/i.test(b.query))),
+      "the COMMIT to wait",
+    );
+    expect(await terminate(application)).toBeGreaterThan(0);
+
+    const error = await saving;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).code).toBe("store.unavailable");
+    expect((error as Error).message).toMatch(/outcome is unknown/);
+    expect((error as Error).message).toMatch(/Recovery settles it/);
+    expect(postgresFaultOf((error as Error).cause)).toBe("connection-lost");
+    // Not run again: a retry would be waiting on the advisory lock by now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await waiting(application)).toEqual([]);
+
+    await lock.query("select pg_advisory_unlock($1)", [key]);
+    // This time the trigger had not let the COMMIT through: the row is not there.
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-commit")).toBeUndefined();
+  });
+
+  test("on a pool the application passed in: no crash, the read returns, and close() stops listening", async () => {
+    const application = `agboss-test-own-pool-${randomBytes(6).toString("hex")}`;
+    const pool = new pg.Pool({ connectionString: TEST_URL, application_name: application, max: 4 });
+    cleanups.push(() => pool.end());
+    const listeners = pool.listenerCount("error");
+    const schema = uniqueSchema();
+    cleanups.push(() => dropSchema(schema));
+    const logs: LogEntry[] = [];
+    const store = await PostgresStore.open({ pool, schema, logger: { log: (entry) => logs.push(entry) } });
+    const asked = await store.pauses.findOrCreate(pause());
+
+    const lock = await locker();
+    await lock.query("begin");
+    await lock.query(`lock table ${pg.escapeIdentifier(schema)}.agboss_pauses in access exclusive mode`);
+    const read = store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId);
+    await waitFor(async () => nonEmpty(await waiting(application)), "the read to wait");
+    expect(await terminate(application)).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await lock.query("commit");
+    expect(await read).toEqual(asked);
+    expect(lostConnections(logs).length).toBeGreaterThan(0);
+
+    await store.close();
+    expect(pool.listenerCount("error")).toBe(listeners);
+    expect((await pool.query("select 1 as one")).rows).toEqual([{ one: 1 }]);
+  });
+});
+
+describe("a storm of terminations under a steady load", () => {
+  test("no crash, every failure is StoreUnavailableError, and every write that resolved is there", async () => {
+    await storm(await openStore(), "");
+  });
+
+  test("the same with group commit (SQLite's path): a group that meets a fault runs every unit it carried again", async () => {
+    // Postgres stores never group their commits; this store does, to put the dialect-neutral group
+    // path (savepoints, carried units) under real connection losses.
+    const schema = uniqueSchema();
+    const application = `agboss-test-group-${randomBytes(6).toString("hex")}`;
+    const logs: LogEntry[] = [];
+    const pool = new pg.Pool({ connectionString: TEST_URL, application_name: application });
+    const watched = watchPool(pool, { log: (entry) => logs.push(entry) }, undefined);
+    const db = new Kysely<AgbossDatabase>({ dialect: new PostgresDialect({ pool: watched.pool }) });
+    const store = new KyselyStore({
+      db,
+      capabilities: { ...POSTGRES_CAPABILITIES, groupCommit: true },
+      name: "postgres:group",
+      schema,
+      onClose: () => db.destroy(),
+    });
+    cleanups.push(() => dropSchema(schema));
+    cleanups.push(() => store.close());
+    await store.migrate();
+    await storm({ store, application, logs }, " (group commit)");
+  });
+});
+
+/**
+ * Four workers ask, answer, list and checkpoint in a loop while every backend of `application` is
+ * terminated once, then every 150 ms for 3 seconds; then checks what each outcome promised.
+ */
+async function storm(
+  { store, application, logs }: { store: Store; application: string; logs: LogEntry[] },
+  label: string,
+): Promise<void> {
+  const fence: Fence = (await store.leases.acquire({
+    key: "acme/storm",
+    holder: "a",
+    now: 0,
+    ttlMs: 3_600_000,
+  }))!;
+  type Outcome = "ok" | "unavailable" | "unknown";
+  const failures = { unavailable: 0, unknown: 0, other: [] as unknown[] };
+  let operations = 0;
+  const outcomeOf = async <T>(run: () => Promise<T>): Promise<{ outcome: Outcome; value?: T }> => {
+    operations += 1;
+    try {
+      return { outcome: "ok", value: await run() };
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) {
+        failures.other.push(error);
+        throw error;
+      }
+      const outcome = /outcome is unknown/.test(error.message) ? "unknown" : "unavailable";
+      failures[outcome] += 1;
+      return { outcome };
+    }
+  };
+  const pauses: { pauseId: string; created: Outcome; resolved?: Outcome }[] = [];
+  const checkpoints: { threadId: string; id: string; outcome: Outcome }[] = [];
+  let resolvedToNothing = 0;
+
+  let running = true;
+  const worker = async (w: number) => {
+    const threadId = `storm-${w}`;
+    for (let i = 0; running; i++) {
+      const asked = pause({ threadId, rootExecutionId: "storm" });
+      const entry: (typeof pauses)[number] = { pauseId: asked.pauseId, created: "ok" };
+      pauses.push(entry);
+      entry.created = (await outcomeOf(() => store.pauses.findOrCreate(asked, fence))).outcome;
+      if (entry.created === "ok") {
+        const resolved = await outcomeOf(() =>
+          store.pauses.resolve("acme", asked.pauseId, { decision: { w, i } }, 2_000 + i),
+        );
+        entry.resolved = resolved.outcome;
+        if (resolved.outcome === "ok" && resolved.value === undefined) resolvedToNothing += 1;
+      }
+      await outcomeOf(() => store.pauses.list({ tenantId: "acme", threadId }));
+      const saved = checkpoint({ step: i });
+      const put = await outcomeOf(() =>
+        store.checkpointer.put(checkpointConfig(threadId, fence), saved, META, { step: 1 }),
+      );
+      checkpoints.push({ threadId, id: saved.id, outcome: put.outcome });
+      await outcomeOf(() => store.checkpointer.getTuple(checkpointConfig(threadId)));
+    }
+  };
+
+  const workers = [0, 1, 2, 3].map(worker);
+  let terminations = 0;
+  let rounds = 0;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  terminations += await terminate(application); // once
+  rounds += 1;
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const stormEnds = Date.now() + 3_000;
+  while (Date.now() < stormEnds) {
+    terminations += await terminate(application); // then every 150 ms
+    rounds += 1;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  running = false;
+  await Promise.all(workers);
+
+  expect(failures.other).toEqual([]);
+  expect(uncaught).toEqual([]);
+  expect(terminations).toBeGreaterThan(rounds / 2);
+  expect(lostConnections(logs).length).toBeGreaterThan(0);
+  expect(resolvedToNothing).toBe(0);
+
+  // After the storm: what resolved is there; what failed with "nothing was written" is not.
+  let unknownButCommitted = 0;
+  for (const entry of pauses) {
+    const stored = await store.pauses.findByTenantIdAndPauseId("acme", entry.pauseId);
+    if (entry.created === "unknown" && stored !== undefined) unknownButCommitted += 1;
+    if (entry.created === "ok") expect(stored).toBeDefined();
+    if (entry.created === "unavailable") expect(stored).toBeUndefined();
+    if (entry.resolved === "ok") expect(stored?.status).toBe(PauseStatus.Resolved);
+    if (entry.resolved === "unavailable") expect(stored?.status).toBe(PauseStatus.Pending);
+  }
+  for (const entry of checkpoints) {
+    const stored = await store.checkpointer.getTuple(checkpointConfig(entry.threadId, undefined, entry.id));
+    if (entry.outcome === "ok") expect(stored?.checkpoint.id).toBe(entry.id);
+    if (entry.outcome === "unavailable") expect(stored).toBeUndefined();
+    if (entry.outcome === "unknown" && stored !== undefined) unknownButCommitted += 1;
+  }
+  expect(pauses.filter((entry) => entry.created === "ok").length).toBeGreaterThan(0);
+  if (process.env.AGBOSS_STORM_REPORT) {
+    console.log(
+      `storm${label}: ${operations} operations, ${rounds} rounds terminating ${terminations} backends; ` +
+        `failed: ${failures.unavailable} unavailable, ${failures.unknown} outcome unknown ` +
+        `(${unknownButCommitted} of which had committed), ${failures.other.length} other; ` +
+        `${lostConnections(logs).length} lost connections logged`,
+    );
+  }
+}
+
+describe("postgresFaultOf", () => {
+  const coded = (code: string, message = code) => Object.assign(new Error(message), { code });
+
+  test("a lost connection, in every form pg and the server give it", () => {
+    for (const code of [
+      "57P01",
+      "57P02",
+      "57P03",
+      "08006",
+      "08003",
+      "08001",
+      "08P01",
+      "ECONNRESET",
+      "ECONNREFUSED",
+    ]) {
+      expect(postgresFaultOf(coded(code)), code).toBe("connection-lost");
+    }
+    expect(postgresFaultOf(new Error("Connection terminated unexpectedly"))).toBe("connection-lost");
+    expect(postgresFaultOf(new Error("Connection terminated"))).toBe("connection-lost");
+    expect(postgresFaultOf(new Error("Client has encountered a connection error and is not queryable"))).toBe(
+      "connection-lost",
+    );
+    expect(postgresFaultOf(new AggregateError([coded("ECONNREFUSED"), coded("ECONNREFUSED")]))).toBe(
+      "connection-lost",
+    );
+  });
+
+  test("work the server undid: serialization failures, deadlocks, a full server", () => {
+    for (const code of ["40001", "40P01", "53300"])
+      expect(postgresFaultOf(coded(code)), code).toBe("contention");
+  });
+
+  test("nothing else: constraint violations, syntax errors, timeouts waiting for the pool, the store's own errors", () => {
+    for (const code of ["23505", "23502", "42601", "42P01", "57014", "25P02", "XX000"]) {
+      expect(postgresFaultOf(coded(code)), code).toBeUndefined();
+    }
+    expect(postgresFaultOf(new Error("timeout exceeded when trying to connect"))).toBeUndefined();
+    expect(postgresFaultOf(new Error("Connection terminated due to connection timeout"))).toBeUndefined();
+    expect(postgresFaultOf(new Error("Cannot use a pool after calling end on the pool"))).toBeUndefined();
+    expect(postgresFaultOf(new AggregateError([coded("ECONNREFUSED"), coded("23505")]))).toBeUndefined();
+    expect(postgresFaultOf(undefined)).toBeUndefined();
+    expect(postgresFaultOf("57P01")).toBeUndefined();
+  });
+});
+
+function nonEmpty<T>(items: T[]): T[] | undefined {
+  return items.length > 0 ? items : undefined;
+}
