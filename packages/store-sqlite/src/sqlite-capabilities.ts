@@ -1,4 +1,5 @@
 import type { StoreDialectCapabilities } from "@agboss/store-kysely";
+import { sqliteFaultOf } from "./sqlite-faults.js";
 
 /** SQLite as the kysely store sees it. */
 export const SQLITE_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
@@ -10,4 +11,6 @@ export const SQLITE_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   lockDatabaseForMigrations: true,
   // One connection writes at a time anyway; sharing a commit saves a disk sync per queued transaction.
   groupCommit: true,
+  // A lock another connection holds (busy, locked) is retried with backoff that does not block the thread.
+  faultOf: sqliteFaultOf,
 });

@@ -1,3 +1,4 @@
+import type { StoreRetryOptions } from "@agboss/store-kysely";
 import type { SqliteHandle } from "./sqlite-handle.js";
 import type { SqliteSynchronous } from "./sqlite-synchronous.js";
 
@@ -17,6 +18,17 @@ export interface SqliteStoreOptions {
    * `NORMAL` syncs only at checkpoints and can lose the last commits. Choose `NORMAL` for throughput.
    */
   readonly synchronous?: SqliteSynchronous;
-  /** How long a write waits for another connection's lock before failing, in milliseconds. Default 5000. */
+  /**
+   * How long a write waits for another connection's lock before failing, in milliseconds. Default 5000.
+   * SQLite's own wait, which blocks the thread, is split over the `retry` attempts: each attempt waits
+   * up to `busyTimeoutMs / attempts` inside SQLite, and the store waits between attempts without
+   * blocking. `0` leaves all the waiting to the retries.
+   */
   readonly busyTimeoutMs?: number;
+  /**
+   * How a read or write transaction refused with `SQLITE_BUSY` or `SQLITE_LOCKED` is retried before the
+   * caller gets `StoreUnavailableError`. Default: 5 attempts, waiting 25 ms, doubling up to 400 ms,
+   * between them.
+   */
+  readonly retry?: StoreRetryOptions;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
+import { type AgbossDatabase, KyselyStore, storeRetryPolicy } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { cacheStatements } from "./cache-statements.js";
@@ -17,7 +17,8 @@ export const SQLITE_PATH_ENV = "AGBOSS_SQLITE_PATH";
 /**
  * Every store contract and the LangGraph checkpointer on one SQLite file, in WAL mode with foreign
  * keys on and `synchronous=FULL` unless told otherwise. Several processes may share the file: writes
- * begin with `begin immediate` and wait up to `busyTimeoutMs` for each other.
+ * begin with `begin immediate` and wait up to `busyTimeoutMs` for each other, in SQLite's busy wait
+ * and in retries between which the thread is free; then the caller gets `StoreUnavailableError`.
  *
  * @example
  * const store = await SqliteStore.open({ path: "./data/refunds.sqlite" });
@@ -40,7 +41,10 @@ export class SqliteStore extends KyselyStore {
     database.pragma("journal_mode = WAL");
     database.pragma(`synchronous = ${options.synchronous ?? SqliteSynchronous.Full}`);
     database.pragma("foreign_keys = ON");
-    database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5_000))}`);
+    // SQLite's busy wait blocks the thread: each attempt takes its share, the retries wait in between.
+    const { attempts } = storeRetryPolicy(options.retry);
+    const busyTimeoutMs = Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5_000));
+    database.pragma(`busy_timeout = ${Math.ceil(busyTimeoutMs / attempts)}`);
 
     const inMemory = path === ":memory:" || path === "";
     const gate = acquireWriteGate(inMemory ? `memory:${randomUUID()}` : realpathSync(path));
@@ -53,6 +57,7 @@ export class SqliteStore extends KyselyStore {
       name: `sqlite:${path}`,
       path,
       writeGate: gate.gate,
+      retry: options.retry,
       onClose: async () => {
         gate.release();
         if (owned) await db.destroy();
