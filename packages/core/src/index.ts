@@ -1,3 +1,24 @@
+export type {
+  AnswerOptions,
+  AnswerReceipt,
+  AnswerResumeRequest,
+  DecisionResumeRequest,
+  ReplyResumeRequest,
+  ResumeCredential,
+  ResumeOptions,
+  ResumeRequest,
+} from "./answering/answer-request.js";
+export type { PauseInboxQuery, PauseSummary } from "./answering/inbox.js";
+export {
+  App,
+  type AppInternals,
+  appInternals,
+  type CreateAppOptions,
+  createApp,
+  type ExecuteOptions,
+  LEASE_TTL_MS,
+  SWEEP_INTERVAL_MS,
+} from "./app/app.js";
 export { type Budget, type BudgetLimits, type BudgetOptions, BudgetPer, budget } from "./budgets/budget.js";
 export {
   type BudgetExceededDetails,
@@ -36,9 +57,6 @@ export {
 } from "./channels/channel-outcome.js";
 export { Agent, type AgentOptions } from "./components/agent.js";
 export { Application, type ApplicationOptions } from "./components/application.js";
-export { ComponentKind } from "./components/component-kind.js";
-export { type AnyClass, type ComponentMeta, componentOf } from "./components/component-registry.js";
-export { Injectable, type InjectableOptions } from "./components/injectable.js";
 export { Tool, type ToolHandler, type ToolOptions } from "./components/tool.js";
 export {
   Workflow,
@@ -48,6 +66,9 @@ export {
   WorkflowStart,
   type WorkflowStartOptions,
 } from "./components/workflow.js";
+export { ComponentKind } from "./container/component-kind.js";
+export { type AnyClass, type ComponentMeta, componentOf } from "./container/component-registry.js";
+export type { ComponentTypes } from "./container/component-types.js";
 export { Container } from "./container/container.js";
 export {
   ExecutionContext,
@@ -55,6 +76,7 @@ export {
   type StepContext,
   type Tenant,
 } from "./container/execution-context.js";
+export { Injectable, type InjectableOptions } from "./container/injectable.js";
 export { AmbiguousProviderError, MissingProviderError } from "./container/missing-provider-error.js";
 export {
   InjectionToken,
@@ -77,6 +99,7 @@ export {
 } from "./dto/dto.js";
 export { isSensitive, MASK, maskWith, sensitive } from "./dto/sensitive.js";
 export * from "./errors/agboss-error.js";
+export { StoreUnavailableError, UnknownWorkflowStartError } from "./errors/app-errors.js";
 export { AssemblyError, type AssemblyViolation } from "./errors/assembly-error.js";
 export { type DtoIssue, DtoValidationError } from "./errors/dto-validation-error.js";
 export * from "./errors/error-codes.js";
@@ -90,6 +113,16 @@ export {
   ToolTimeoutError,
 } from "./errors/runtime-errors.js";
 export { AgentFailedError, StepFailedError } from "./errors/step-failed-error.js";
+export { ExecutionEndedError, ExecutionInterruptedError } from "./execution/execution-errors.js";
+export type {
+  ExecutionErrorEvent,
+  ExecutionEvents,
+  ExecutionFinishEvent,
+  ExecutionPauseEvent,
+  ExecutionResumeEvent,
+  ExecutionStartEvent,
+} from "./execution/execution-events.js";
+export type { ExecutionOutput } from "./execution/execution-output.js";
 export {
   BranchVerdict,
   type QuorumBranchResult,
@@ -107,8 +140,8 @@ export type {
   QuorumPredicate,
 } from "./flow/quorum-options.js";
 export { FlowBuilder, start } from "./flow/start.js";
+export { JoinDeadlineError } from "./graph/launch-errors.js";
 export type {
-  ComponentTypes,
   InputOf,
   OutputOf,
   ReplyInterpreterHandler,
@@ -152,7 +185,6 @@ export {
   ScriptedChatModel,
   type ScriptedTurn,
 } from "./models/scripted-chat-model.js";
-export type { PauseEntry } from "./pauses/pause-entry.js";
 export {
   NotPausedError,
   PauseAnswererError,
@@ -166,47 +198,10 @@ export { PiiDetector } from "./pii/pii-detector.js";
 export { blockWithRefusal, PiiAction, type PiiPolicy, replaceWithToken } from "./pii/pii-policy.js";
 export { PiiRefusedError } from "./pii/pii-refused-error.js";
 export { PiiUnknownTokenError } from "./pii/pii-unknown-token-error.js";
-export type {
-  ChildExecutionRecord,
-  ComponentRecord,
-  ExecutionRecord,
-  ExecutionStep,
-  StepRecord,
-} from "./records/execution-record.js";
-export {
-  App,
-  type AppInternals,
-  appInternals,
-  type CreateAppOptions,
-  createApp,
-  type ExecuteOptions,
-  LEASE_TTL_MS,
-  SWEEP_INTERVAL_MS,
-} from "./runtime/app.js";
-export { StoreUnavailableError, UnknownWorkflowStartError } from "./runtime/app-errors.js";
-export { ExecutionEndedError, ExecutionInterruptedError } from "./runtime/execution-ended-error.js";
-export type {
-  ExecutionErrorEvent,
-  ExecutionEvents,
-  ExecutionFinishEvent,
-  ExecutionPauseEvent,
-  ExecutionResumeEvent,
-  ExecutionStartEvent,
-} from "./runtime/execution-events.js";
-export type { ExecutionOutput } from "./runtime/execution-output.js";
-export { ExecutionStatus } from "./runtime/execution-status.js";
-export { JoinDeadlineError } from "./runtime/launch-errors.js";
-export type { PauseInboxQuery, PauseSummary } from "./runtime/pause-inbox.js";
-export type {
-  AnswerOptions,
-  AnswerReceipt,
-  AnswerResumeRequest,
-  DecisionResumeRequest,
-  ReplyResumeRequest,
-  ResumeCredential,
-  ResumeOptions,
-  ResumeRequest,
-} from "./runtime/resume-request.js";
+export type { ChildExecutionRecord, ExecutionRecord, ExecutionStep } from "./records/execution-record.js";
+export { ExecutionStatus } from "./records/execution-status.js";
+export type { PauseEntry } from "./records/pause-entry.js";
+export type { ComponentRecord, StepRecord } from "./records/step.js";
 export * from "./store/index.js";
 export * from "./store/memory/index.js";
 export * from "./time/clock.js";

@@ -1,22 +1,22 @@
 import type { ChannelOptions, ChannelRoleOptions } from "../channels/channel-decorators.js";
 import type { AgentOptions } from "../components/agent.js";
 import type { ApplicationOptions } from "../components/application.js";
-import { ComponentKind, NAME_SUFFIX } from "../components/component-kind.js";
+import type { ToolOptions } from "../components/tool.js";
+import type { WorkflowFinishOptions, WorkflowOptions, WorkflowStartOptions } from "../components/workflow.js";
+import { ComponentKind, NAME_SUFFIX } from "../container/component-kind.js";
 import {
   type AnyClass,
   componentOf,
   componentOfKind,
   describeClass,
-} from "../components/component-registry.js";
-import type { ToolOptions } from "../components/tool.js";
-import type { WorkflowFinishOptions, WorkflowOptions, WorkflowStartOptions } from "../components/workflow.js";
+} from "../container/component-registry.js";
 import type { Container } from "../container/container.js";
 import { type DtoClass, isDtoClass } from "../dto/dto.js";
 import { AssemblyError, type AssemblyViolation } from "../errors/assembly-error.js";
+import { quorumProblems } from "../flow/quorum-problems.js";
 import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
 import { decidesModel, type ModelProviderOptions, servesModel } from "../models/model-provider.js";
 import { PauseAnswerer } from "../pauses/pause-status.js";
-import { quorumProblems } from "../runtime/quorum.js";
 import type {
   AssembledAgent,
   AssembledApplication,

@@ -1,7 +1,7 @@
 import type { AgentOptions } from "../components/agent.js";
 import type { ApplicationOptions } from "../components/application.js";
-import type { AnyClass } from "../components/component-registry.js";
 import type { ToolOptions } from "../components/tool.js";
+import type { AnyClass } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { JoinErrorHandler, LaunchOptions } from "../flow/flow-definition.js";
 import type { Quorum } from "../flow/quorum-options.js";

@@ -1,4 +1,4 @@
-import type { DeclaredTypeOr } from "../interpreters/component-types.js";
+import type { DeclaredTypeOr } from "../container/component-types.js";
 import type { PauseCancellation, PauseKind } from "../pauses/pause-status.js";
 import type { ChannelRef } from "./channel-outcome.js";
 

@@ -1,5 +1,5 @@
-import { ComponentKind } from "../components/component-kind.js";
-import { type AnyClass, componentDecorator } from "../components/component-registry.js";
+import { ComponentKind } from "../container/component-kind.js";
+import { type AnyClass, componentDecorator } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { PauseAnswerer } from "../pauses/pause-status.js";
 

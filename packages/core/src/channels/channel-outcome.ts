@@ -1,4 +1,4 @@
-import type { DeclaredTypeOr } from "../interpreters/component-types.js";
+import type { DeclaredTypeOr } from "../container/component-types.js";
 import type { ToolCallApprovalDecisionDto } from "./approval-dtos.js";
 
 const OUTCOME = Symbol.for("agboss.channel-outcome");

@@ -1,6 +1,6 @@
+import { ComponentKind } from "../container/component-kind.js";
+import { type AnyClass, componentDecorator } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
-import { ComponentKind } from "./component-kind.js";
-import { type AnyClass, componentDecorator } from "./component-registry.js";
 
 /** What `@Agent` declares. */
 export interface AgentOptions {

@@ -1,10 +1,10 @@
 import type { Budget } from "../budgets/budget.js";
+import { ComponentKind } from "../container/component-kind.js";
+import { type AnyClass, componentDecorator } from "../container/component-registry.js";
 import type { Provider } from "../container/provider.js";
 import type { PiiPolicy } from "../pii/pii-policy.js";
 import type { StoreFactory } from "../store/store.js";
 import type { Duration } from "../time/duration.js";
-import { ComponentKind } from "./component-kind.js";
-import { type AnyClass, componentDecorator } from "./component-registry.js";
 
 /** What `@Application` declares. */
 export interface ApplicationOptions {

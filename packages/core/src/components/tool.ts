@@ -1,7 +1,10 @@
+import { ComponentKind } from "../container/component-kind.js";
+import { type AnyClass, componentDecorator } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
-import type { Duration } from "../time/duration.js";
-import { ComponentKind } from "./component-kind.js";
-import { type AnyClass, componentDecorator } from "./component-registry.js";
+import { type Duration, seconds } from "../time/duration.js";
+
+/** The default time a tool may run. */
+export const DEFAULT_TOOL_TIMEOUT = seconds(30);
 
 /** What `@Tool` declares. */
 export interface ToolOptions {

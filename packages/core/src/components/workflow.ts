@@ -1,9 +1,9 @@
 import type { Budget, BudgetLimits } from "../budgets/budget.js";
+import { ComponentKind } from "../container/component-kind.js";
+import { componentDecorator } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { FlowDefinition } from "../flow/flow-definition.js";
 import type { PiiPolicy } from "../pii/pii-policy.js";
-import { ComponentKind } from "./component-kind.js";
-import { componentDecorator } from "./component-registry.js";
 
 /** What `@Workflow` declares. */
 export interface WorkflowOptions {

@@ -1,4 +1,4 @@
-import { type AnyClass, componentOf } from "../components/component-registry.js";
+import { type AnyClass, componentOf } from "./component-registry.js";
 import { ExecutionContext } from "./execution-context.js";
 import { AmbiguousProviderError, MissingProviderError } from "./missing-provider-error.js";
 import { InjectionToken, type Provider, type Token, tokenName } from "./provider.js";

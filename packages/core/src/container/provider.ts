@@ -1,4 +1,4 @@
-import type { AnyClass } from "../components/component-registry.js";
+import type { AnyClass } from "./component-registry.js";
 
 /** What the container can be asked for: a class (concrete or abstract), or a token made with {@link InjectionToken}. */
 export type Token<T = unknown> = AnyClass<T> | InjectionToken<T>;

@@ -1,4 +1,4 @@
-import type { AnyClass } from "../components/component-registry.js";
+import type { AnyClass } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { Duration } from "../time/duration.js";
 import type { FailurePolicy } from "./failure-policy.js";

@@ -1,4 +1,4 @@
-import type { AnyClass } from "../components/component-registry.js";
+import type { AnyClass } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { FlowDefinition, FlowStep, JoinErrorHandler, LaunchOptions } from "./flow-definition.js";
 import type { QuorumGroupsOptions, QuorumOptions } from "./quorum-options.js";

@@ -1,5 +1,6 @@
 import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
+import type { DeclaredTypeOr } from "../container/component-types.js";
 import type { ReplyInterpretation } from "./reply-interpretation.js";
 
 /** What a reply interpreter reads: the pause's original question and the person's words. */
@@ -12,33 +13,6 @@ export interface ReplyInterpreterInput<TArguments = Record<string, unknown>> {
   /** The reply, as the webhook passed it. */
   readonly reply: string;
 }
-
-/**
- * The phantom a generated `.agboss/types.d.ts` merges into a component class, so `InputOf` and
- * `OutputOf` know its exact types (a role's approved DTO, say). Without it the defaults apply.
- *
- * @example
- * declare module "./refund-reply.interpreter.js" {
- *   interface RefundReplyInterpreter {
- *     readonly __agbossTypes?: { input: ReplyInterpreterInput<RefundCardInputDto>; output: ToolCallApprovalDecisionDto };
- *   }
- * }
- */
-export interface ComponentTypes<TInput, TOutput> {
-  readonly __agbossTypes?: { readonly input: TInput; readonly output: TOutput };
-}
-
-/**
- * What a generated declaration gave `T` under `K` (its `__agbossTypes` phantom), else `TFallback`.
- * A class without the phantom, `unknown` and any other type without it get the fallback.
- */
-export type DeclaredTypeOr<T, K extends "input" | "output", TFallback> = T extends {
-  readonly __agbossTypes?: infer D;
-}
-  ? NonNullable<D> extends { readonly [P in K]: infer V }
-    ? V
-    : TFallback
-  : TFallback;
 
 /** What a component takes: a tool's input, an interpreter's `{ ask, reply }`. */
 export type InputOf<T> = DeclaredTypeOr<

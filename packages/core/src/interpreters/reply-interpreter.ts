@@ -1,5 +1,5 @@
-import { ComponentKind } from "../components/component-kind.js";
-import { componentDecorator } from "../components/component-registry.js";
+import { ComponentKind } from "../container/component-kind.js";
+import { componentDecorator } from "../container/component-registry.js";
 
 /** How a reply interpreter reads a reply. */
 export const DecidedBy = {

@@ -1,5 +1,5 @@
-import type { AnyClass } from "../components/component-registry.js";
-import { componentOf } from "../components/component-registry.js";
+import type { AnyClass } from "../container/component-registry.js";
+import { componentOf } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "./chat-model.js";
 

@@ -1,33 +1,9 @@
 import type { BudgetLimits } from "../budgets/budget.js";
 import type { Tenant } from "../container/execution-context.js";
 import type { ModelUsage } from "../models/chat-model.js";
-import type { PauseEntry } from "../pauses/pause-entry.js";
-import type { ExecutionStatus } from "../runtime/execution-status.js";
-
-/** A component as records name it. */
-export interface ComponentRecord {
-  readonly kind: string;
-  readonly name: string;
-}
-
-/** Where in a workflow something happened: the agent's visit, the tool call, the loop's counters. */
-export interface StepRecord {
-  readonly agent: ComponentRecord;
-  /** The graph node. */
-  readonly nodeId: string;
-  /** Which visit of the node in this execution (1 for the first). */
-  readonly visit: number;
-  /** The branch copy of a parallel launch; undefined outside one. */
-  readonly copy?: number | undefined;
-  /** The item of a per-item launch; undefined outside one. */
-  readonly itemIndex?: number | undefined;
-  /** The tool call, for a tool step. */
-  readonly toolCall?: { readonly callId: string; readonly tool: string } | undefined;
-  /** The model turn of the agent's loop (1 for the first). */
-  readonly toolLoopIteration: number;
-  /** Invalid answers the model gave so far in this visit. */
-  readonly validationAttempts: number;
-}
+import type { ExecutionStatus } from "./execution-status.js";
+import type { PauseEntry } from "./pause-entry.js";
+import type { StepRecord } from "./step.js";
 
 /** One thing an execution did: a model turn or a tool call. */
 export type ExecutionStep =

@@ -1,10 +1,10 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BudgetLedgerRepository } from "../budgets/budget-ledger-repository.js";
 import type { Logger } from "../logging/logger.js";
+import type { PausedExecutionRepository } from "../pauses/paused-execution-repository.js";
 import type { Clock } from "../time/clock.js";
 import type { ExecutionRecordRepository } from "./execution-record-repository.js";
 import type { LeaseRepository } from "./lease-repository.js";
-import type { PausedExecutionRepository } from "./paused-execution-repository.js";
 import type { ThreadRepository } from "./thread-repository.js";
 
 /**

@@ -1,7 +1,7 @@
+import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "../../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../../pauses/pause-status.js";
+import type { PausedExecutionRepository } from "../../pauses/paused-execution-repository.js";
 import type { Fence } from "../fence.js";
-import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "../pause-record.js";
-import type { PausedExecutionRepository } from "../paused-execution-repository.js";
 import { copy } from "./copy.js";
 import type { MemoryLeaseRepository } from "./memory-lease-repository.js";
 

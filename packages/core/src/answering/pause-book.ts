@@ -1,0 +1,259 @@
+import { randomBytes } from "node:crypto";
+import type {
+  AssembledApplication,
+  AssembledChannel,
+  AssembledTool,
+} from "../assembly/assembled-application.js";
+import type { ChannelAskValue } from "../channels/channel-ask.js";
+import type { ChannelHandler } from "../channels/channel-of.js";
+import type { ChannelRef } from "../channels/channel-outcome.js";
+import { DEFAULT_TOOL_TIMEOUT } from "../components/tool.js";
+import {
+  ExecutionContext,
+  type ExecutionFrame,
+  type StepContext,
+  type Tenant,
+} from "../container/execution-context.js";
+import { maskWith } from "../dto/sensitive.js";
+import { LogLevel } from "../logging/logger.js";
+import type { PauseAnswer, PauseRecord } from "../pauses/pause-record.js";
+import { PauseAnswerer, type PauseCancellation, PauseKind, PauseResolution } from "../pauses/pause-status.js";
+import type { PendingPause } from "../pauses/pending-pause.js";
+import { maskFindings } from "../pii/pii-record-mask.js";
+import { sensitiveValuesOf } from "../pii/sensitive-values.js";
+import type { BranchPath } from "../records/branch-path.js";
+import type { PauseEntry } from "../records/pause-entry.js";
+import type { StepRecord } from "../records/step.js";
+import { piiPoliciesOf } from "../services/pii-policies.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import type { Fence } from "../store/fence.js";
+import { toMilliseconds } from "../time/duration.js";
+
+/** Where a pause waits, as its record keeps it (JSON). @internal */
+export interface PauseStep {
+  readonly record: StepRecord;
+  /** The launch branches the step waits under, outermost first. */
+  readonly branch?: BranchPath;
+  readonly context: StepContext;
+  readonly tenant: Tenant;
+  readonly workflow: { readonly name: string; readonly version: string };
+  readonly env: string;
+}
+
+/** A fresh pause id: 128 random bits, URL-safe. @internal */
+export function newPauseId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+/** The tool a pause's question is about. @internal */
+export function toolOfPause(assembled: AssembledApplication, pause: PauseRecord): AssembledTool | undefined {
+  const ask = pause.ask as ChannelAskValue<unknown>;
+  for (const agent of assembled.agents.values()) {
+    if (agent.name === pause.agent) return agent.tools.get(ask.tool);
+  }
+  return undefined;
+}
+
+/** What a channel's pauses ask for: a question role's answer, else a decision. @internal */
+export function kindOfChannel(channel: AssembledChannel | undefined): PauseKind {
+  return channel?.answer === undefined ? PauseKind.Approval : PauseKind.Question;
+}
+
+/** Whether a pause asks for a decision or for a question role's answer. @internal */
+export function kindOfPause(assembled: AssembledApplication, pause: PauseRecord): PauseKind {
+  return kindOfChannel(toolOfPause(assembled, pause)?.channel);
+}
+
+function maskedArgs(tool: AssembledTool | undefined, value: unknown): unknown {
+  return tool === undefined ? value : maskWith(tool.options.input.schema, value);
+}
+
+/** The question with sensitive fields masked. @internal */
+export function maskedAsk(assembled: AssembledApplication, pause: PauseRecord) {
+  const ask = pause.ask as ChannelAskValue<unknown>;
+  return {
+    ...ask,
+    arguments: maskedArgs(toolOfPause(assembled, pause), ask.arguments) as Record<string, unknown>,
+  };
+}
+
+/** A waiting pause as `result.pending` lists it. @internal */
+export function pendingOf(assembled: AssembledApplication, pause: PauseRecord): PendingPause {
+  const step = pause.step as PauseStep;
+  return {
+    pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
+    answeredBy: pause.answeredBy,
+    kind: kindOfPause(assembled, pause),
+    agent: pause.agent,
+    channel: pause.channel,
+    itemIndex: step.context.itemIndex,
+    childExecutionId: pause.executionId === pause.rootExecutionId ? undefined : pause.executionId,
+    ask: maskedAsk(assembled, pause),
+  };
+}
+
+/** The audit entry of a resolved pause. @internal */
+export function entryOf(assembled: AssembledApplication, pause: PauseRecord): PauseEntry {
+  const step = pause.step as PauseStep;
+  const tool = toolOfPause(assembled, pause);
+  const closed =
+    pause.resolution === PauseResolution.Withdrawn || pause.resolution === PauseResolution.Cancelled;
+  const decision = closed
+    ? undefined
+    : (pause.answer?.decision as { overrideArguments?: unknown } | undefined);
+  const shown =
+    decision === undefined || decision.overrideArguments === undefined
+      ? decision
+      : { ...decision, overrideArguments: maskedArgs(tool, decision.overrideArguments) };
+  const answerDto = tool?.channel?.answer;
+  const answer = closed || pause.answer?.answer === undefined ? undefined : pause.answer.answer;
+  // Beyond sensitive fields, the PII policies' findings are masked in what a person wrote (a reason, a memo).
+  const policies = piiPoliciesOf(assembled, step.workflow.name);
+  const found =
+    policies.length === 0 || tool === undefined
+      ? []
+      : sensitiveValuesOf([
+          { schema: tool.options.input.schema, value: (pause.ask as ChannelAskValue<unknown>).arguments },
+          ...(decision?.overrideArguments === undefined
+            ? []
+            : [{ schema: tool.options.input.schema, value: decision.overrideArguments }]),
+          ...(answer === undefined || answerDto === undefined
+            ? []
+            : [{ schema: answerDto.schema, value: answer }]),
+        ]);
+  return {
+    pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
+    executionId: pause.executionId,
+    step: step.record,
+    role: pause.channel,
+    kind: kindOfChannel(tool?.channel),
+    answeredBy: pause.answeredBy,
+    responder: pause.resolution === PauseResolution.Replied ? pause.answer?.responder : undefined,
+    resolution: pause.resolution ?? PauseResolution.Cancelled,
+    askedAt: new Date(pause.askedAt).toISOString(),
+    resolvedAt: new Date(pause.resolvedAt ?? pause.askedAt).toISOString(),
+    decision: maskFindings(shown, policies, found),
+    ...(pause.resolution === PauseResolution.Withdrawn && pause.answer?.withdrawnBy !== undefined
+      ? { withdrawnBy: pause.answer.withdrawnBy }
+      : {}),
+    answer: maskFindings(
+      answer === undefined || answerDto === undefined ? answer : maskWith(answerDto.schema, answer),
+      policies,
+      found,
+    ),
+  };
+}
+
+/** Writes a resolved pause's audit entry (once per pause; the store ignores a second write). @internal */
+export async function writeAudit(services: RuntimeServices, pause: PauseRecord): Promise<void> {
+  await services.store.executions.savePauseAnswer(pause.tenantId, pause.rootExecutionId, {
+    tenantId: pause.tenantId,
+    rootExecutionId: pause.rootExecutionId,
+    idempotencyKey: pause.idempotencyKey,
+    askedAt: pause.askedAt,
+    answer: entryOf(services.assembled, pause),
+  });
+}
+
+/** The frame a pause's own code (send, withdraw, an interpreter) runs in. @internal */
+export function frameOfPause(pause: PauseRecord, signal: AbortSignal): ExecutionFrame {
+  const step = pause.step as PauseStep;
+  return {
+    tenant: step.tenant,
+    ownerId: pause.ownerId,
+    threadId: pause.threadId,
+    executionId: pause.executionId,
+    rootExecutionId: pause.rootExecutionId,
+    workflow: step.workflow,
+    env: step.env,
+    step: step.context,
+    signal,
+  };
+}
+
+/**
+ * Tells a pause's channel that its question is withdrawn: in the pause's execution frame, under its
+ * tool's timeout on the Clock. Best effort: a failure is one warning and nothing else.
+ * @internal
+ */
+export async function tellWithdrawn(
+  services: RuntimeServices,
+  pause: PauseRecord,
+  resolution: PauseCancellation,
+): Promise<void> {
+  const tool = toolOfPause(services.assembled, pause);
+  const channel = tool?.channel;
+  if (channel === undefined || !pause.isSent) return;
+  const controller = new AbortController();
+  const timeoutMs = toMilliseconds(tool?.options.timeout ?? DEFAULT_TOOL_TIMEOUT);
+  let timer: { cancel(): void } | undefined;
+  try {
+    const handler = services.container.get(channel.cls) as ChannelHandler;
+    if (typeof handler.withdraw !== "function") return;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = services.clock.setTimer(timeoutMs, () => {
+        const error = new Error(`withdraw did not return within ${timeoutMs} ms`);
+        controller.abort(error);
+        reject(error);
+      });
+    });
+    await Promise.race([
+      ExecutionContext.run(frameOfPause(pause, controller.signal), () =>
+        (handler.withdraw as NonNullable<ChannelHandler["withdraw"]>).call(handler, {
+          pauseId: pause.pauseId,
+          kind: kindOfChannel(channel),
+          value: pause.ask as ChannelAskValue<unknown>,
+          resolution,
+          ref: pause.channelRef as ChannelRef | undefined,
+        }),
+      ),
+      timedOut,
+    ]);
+  } catch (error) {
+    services.logger.log({
+      level: LogLevel.Warn,
+      event: "channel.withdraw-failed",
+      message: `withdraw of channel "${channel.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+      fields: { executionId: pause.executionId, tenantId: pause.tenantId, channel: channel.name },
+      at: services.clock.now(),
+    });
+  } finally {
+    timer?.cancel();
+  }
+}
+
+/**
+ * Closes every Pending pause of a tree with `resolution` (each one atomic), writes their audit entries,
+ * and tells the channels of those this call closed. Returns the pauses it closed.
+ * @internal
+ */
+export async function closePending(
+  services: RuntimeServices,
+  tenantId: string,
+  rootExecutionId: string,
+  resolution: PauseCancellation,
+  filter: (pause: PauseRecord) => boolean = () => true,
+  fence?: Fence,
+  answerOf?: (pause: PauseRecord) => PauseAnswer | undefined,
+): Promise<PauseRecord[]> {
+  const { store, clock } = services;
+  const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
+  const closed: PauseRecord[] = [];
+  for (const pause of waiting.filter(filter)) {
+    const done = await store.pauses.cancelByTenantIdAndPauseId(
+      tenantId,
+      pause.pauseId,
+      {
+        resolution,
+        at: clock.now(),
+        ...(answerOf?.(pause) === undefined ? {} : { answer: answerOf(pause) }),
+      },
+      fence,
+    );
+    if (done === undefined) continue;
+    closed.push(done);
+    await writeAudit(services, done);
+    await tellWithdrawn(services, done, resolution);
+  }
+  return closed;
+}

@@ -1,0 +1,102 @@
+import { END, START, StateGraph } from "@langchain/langgraph";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { AssembledAgent, AssembledFlow } from "../assembly/assembled-application.js";
+import type { AnyClass } from "../container/component-registry.js";
+import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
+import { parseDto } from "../dto/dto.js";
+import { StepFailedError } from "../errors/step-failed-error.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import { type CompiledAgentGraph, compileAgentGraph } from "./agent-nodes.js";
+import { runAgentVisit } from "./agent-step.js";
+import { type ChildGraph, runChild } from "./child-execution.js";
+import { FINISH_NODE, finishOutput } from "./finish-output.js";
+import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
+import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
+
+/** Compiles a flow to a LangGraph graph on the store's checkpointer. @internal */
+export function compileFlow(
+  flow: AssembledFlow,
+  services: RuntimeServices,
+  checkpointer: BaseCheckpointSaver | undefined,
+  flowOf: (start: AnyClass) => AssembledFlow,
+  children: Map<AnyClass, ChildGraph> = new Map(),
+) {
+  // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic, which StateGraph's generics cannot express
+  const graph = new StateGraph(FlowState) as unknown as StateGraph<any, any, any, string>;
+  const agentGraphs = new Map<AssembledAgent, CompiledAgentGraph>();
+  const agentGraphOf = (agent: AssembledAgent) => {
+    let compiled = agentGraphs.get(agent);
+    if (compiled === undefined) {
+      compiled = compileAgentGraph(services, agent);
+      agentGraphs.set(agent, compiled);
+    }
+    return compiled;
+  };
+  // Child flows compile as subgraphs (no checkpointer of their own: they checkpoint under their task).
+  const childOf = (start: AnyClass) => {
+    let graph = children.get(start);
+    if (graph === undefined) {
+      graph = compileFlow(flowOf(start), services, undefined, flowOf, children);
+      children.set(start, graph);
+    }
+    return { flow: flowOf(start), graph };
+  };
+  flow.steps.forEach((step, index) => {
+    const previous = flow.steps[index - 1];
+    const inputOf = (state: FlowStateValue) =>
+      previous === undefined ? state.run.input : state.run.outputs[previous.nodeId];
+    if (step.kind === "parallel") {
+      graph.addNode(step.nodeId, launchNode(services, step));
+      graph.addNode(branchNodeOf(step.nodeId), branchNode(step, agentGraphOf, childOf));
+      graph.addNode(joinNodeOf(step.nodeId), joinNode(services, step));
+      graph.addConditionalEdges(step.nodeId, launchRouter(step, inputOf), [
+        branchNodeOf(step.nodeId),
+        joinNodeOf(step.nodeId),
+      ]);
+      graph.addEdge(branchNodeOf(step.nodeId), joinNodeOf(step.nodeId));
+      return;
+    }
+    if (step.kind === "workflow") {
+      graph.addNode(step.nodeId, async (state: FlowStateValue): Promise<FlowStateUpdate> => {
+        const parent = ExecutionContext.current() as ExecutionFrame;
+        const child = childOf(step.start);
+        const childId = `${parent.executionId}/${step.nodeId}`;
+        const done = await runChild(child.flow, child.graph, {
+          childId,
+          input: inputOf(state),
+          branch: parent.branch,
+        });
+        return { run: { outputs: { [step.nodeId]: done.output }, children: { [childId]: done.summary } } };
+      });
+      return;
+    }
+    const subgraph = agentGraphOf(step.agent);
+    graph.addNode(step.nodeId, async (state: FlowStateValue): Promise<FlowStateUpdate> => {
+      const visit = (state.run.visits[step.nodeId] ?? 0) + 1;
+      const done = await runAgentVisit(subgraph, {
+        agent: step.agent,
+        nodeId: step.nodeId,
+        visit,
+        input: inputOf(state),
+        history: state.conversations[step.nodeId] ?? [],
+        ...(ExecutionContext.current()?.branch === undefined
+          ? {}
+          : { branch: ExecutionContext.current()?.branch }),
+      });
+      return {
+        conversations: { [step.nodeId]: done.messages },
+        run: { outputs: { [step.nodeId]: done.output }, steps: done.steps, visits: { [step.nodeId]: visit } },
+      };
+    });
+  });
+  // The finish is checked when the graph returns (finishOutput), which saves a step and its checkpoint.
+  graph.addEdge(START, flow.steps[0]?.nodeId ?? END);
+  flow.steps.forEach((step, index) => {
+    const exit = step.kind === "parallel" ? joinNodeOf(step.nodeId) : step.nodeId;
+    graph.addEdge(exit, flow.steps[index + 1]?.nodeId ?? END);
+  });
+  return graph.compile(checkpointer === undefined ? {} : { checkpointer });
+}
+
+/** A compiled flow. @internal */
+export type CompiledFlow = ReturnType<typeof compileFlow>;

@@ -1,0 +1,329 @@
+import { isGraphInterrupt, Send } from "@langchain/langgraph";
+import type { AssembledAgent, AssembledFlow, AssembledStep } from "../assembly/assembled-application.js";
+import { type AnyClass, componentOf } from "../container/component-registry.js";
+import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
+import { findCause, hasCause } from "../errors/agboss-error.js";
+import { StepFailedError } from "../errors/step-failed-error.js";
+import { FailurePolicy } from "../flow/failure-policy.js";
+import type { Quorum } from "../flow/quorum-options.js";
+import type { ExecutionStep } from "../records/execution-record.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import type { Clock } from "../time/clock.js";
+import { toMilliseconds } from "../time/duration.js";
+import type { CompiledAgentGraph } from "./agent-nodes.js";
+import { runAgentVisit } from "./agent-step.js";
+import { type ChildGraph, runChild } from "./child-execution.js";
+import type { BranchResult, FlowStateUpdate, FlowStateValue, LaunchState } from "./flow-state.js";
+import { BranchWithdrawnError, JoinDeadlineError } from "./launch-errors.js";
+import { evaluateQuorum, type QuorumLaunch, quorumDeadlineMs, quorumJoinOutput } from "./quorum.js";
+
+type LaunchStep = Extract<AssembledStep, { kind: "parallel" }>;
+
+/** What one branch task gets through its `Send`. @internal */
+export interface BranchTask {
+  readonly launchId: string;
+  readonly index: number;
+  readonly itemIndex: number | undefined;
+  readonly agent: string;
+  readonly input: unknown;
+}
+
+/** The node a launch's branches run in. @internal */
+export const branchNodeOf = (launchId: string) => `${launchId}/branch`;
+/** The node a launch joins in. @internal */
+export const joinNodeOf = (launchId: string) => `${launchId}/join`;
+
+// The error objects branches threw in this process, so the join hands on the very object (keyed by
+// execution, launch and branch). After a restart the join rebuilds an equivalent error instead.
+const thrownByBranch = new Map<string, unknown>();
+// Slots of each running launch: a branch waits for one, and frees it when it ends or pauses.
+const slots = new Map<string, { active: number; waiting: (() => void)[] }>();
+
+async function takeSlot(key: string, max: number): Promise<() => void> {
+  let pool = slots.get(key);
+  if (pool === undefined) {
+    pool = { active: 0, waiting: [] };
+    slots.set(key, pool);
+  }
+  const held = pool;
+  while (held.active >= max) await new Promise<void>((resolve) => held.waiting.push(resolve));
+  held.active += 1;
+  return () => {
+    held.active -= 1;
+    const next = held.waiting.shift();
+    if (next !== undefined) next();
+    else if (held.active === 0) slots.delete(key);
+  };
+}
+
+function frame(): ExecutionFrame {
+  return ExecutionContext.current() as ExecutionFrame;
+}
+
+/** True when a launch can no longer use its unfinished branches: FailFast saw a failure, or its deadline passed. @internal */
+export function launchDecided(step: LaunchStep, state: FlowStateValue, now: number): boolean {
+  const launch = state.run.launches[step.nodeId];
+  if (launch === undefined) return false;
+  if (step.quorum !== undefined) return quorumDecided(step, step.quorum, launch, now);
+  const results = Object.values(launch.results);
+  if (
+    (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast &&
+    results.some((r) => r.error !== undefined)
+  ) {
+    return true;
+  }
+  return (
+    step.options.deadline !== undefined && now - launch.startedAt >= toMilliseconds(step.options.deadline)
+  );
+}
+
+/** Starts a launch: stamps when, so its deadline counts on the Clock. @internal */
+export function launchNode(services: RuntimeServices, step: LaunchStep) {
+  clocks.set(step, services.clock);
+  return (state: FlowStateValue): FlowStateUpdate => ({
+    run: {
+      launches: { [step.nodeId]: { startedAt: services.clock.now(), branches: branchCountOf(step, state) } },
+    },
+  });
+}
+
+/** Sends one task per branch (per agent, or per item), or goes straight to the join when there are none. @internal */
+export function launchRouter(step: LaunchStep, inputOf: (s: FlowStateValue) => unknown) {
+  inputs.set(step, inputOf);
+  return (state: FlowStateValue): Send[] | string => {
+    const input = inputOf(state);
+    // A branch is named by what it runs: an agent's name, or a child flow's start.
+    const names =
+      step.workflows.length > 0
+        ? step.workflows.map((w) => componentOf<{ name?: string }>(w)?.options.name ?? w.name)
+        : step.agents.map((a) => a.name);
+    const tasks: BranchTask[] =
+      step.items === undefined
+        ? names.map((name, index) => ({
+            launchId: step.nodeId,
+            index,
+            itemIndex: undefined,
+            agent: name,
+            input,
+          }))
+        : step.items(input).map((item, index) => ({
+            launchId: step.nodeId,
+            index,
+            itemIndex: index,
+            agent: names[0] as string,
+            input: item,
+          }));
+    if (tasks.length === 0) return joinNodeOf(step.nodeId);
+    return tasks.map((task) => new Send(branchNodeOf(step.nodeId), task));
+  };
+}
+
+/**
+ * One branch: runs its agent visit as a subgraph in this task. A pause interrupts only this task (its
+ * siblings run on in the same pass); a failure or a withdrawal becomes the branch's result.
+ * @internal
+ */
+export function branchNode(
+  step: LaunchStep,
+  graphOf: (agent: AssembledAgent) => CompiledAgentGraph,
+  childOf: (start: AnyClass) => { flow: AssembledFlow; graph: ChildGraph },
+) {
+  return async (task: BranchTask): Promise<FlowStateUpdate> => {
+    const parent = frame();
+    const { executionId } = parent;
+    const release = await takeSlot(
+      `${executionId}/${step.nodeId}`,
+      step.options.maxConcurrency ?? Number.POSITIVE_INFINITY,
+    );
+    const base = { index: task.index, branch: task.agent, itemIndex: task.itemIndex };
+    const record = (
+      result: BranchResult,
+      steps: readonly ExecutionStep[] = [],
+      children = {},
+    ): FlowStateUpdate => ({
+      run: {
+        steps,
+        children,
+        launches: { [step.nodeId]: { results: { [String(task.index)]: ended(step, result) } } },
+      },
+    });
+    const branch = {
+      launches: [
+        ...(parent.branch?.launches ?? []),
+        { executionId, launchId: step.nodeId, index: task.index, itemIndex: task.itemIndex },
+      ],
+    };
+    try {
+      // A child branch is the launch's child flow at its index (start classes may share a JavaScript name).
+      const childStart =
+        step.workflows.length > 0 ? step.workflows[task.itemIndex === undefined ? task.index : 0] : undefined;
+      if (childStart !== undefined) {
+        const child = childOf(childStart);
+        const childId = `${executionId}/${step.nodeId}/${task.index}`;
+        const done = await runChild(child.flow, child.graph, {
+          childId,
+          input: task.input,
+          branch,
+          itemIndex: task.itemIndex,
+        });
+        return record({ ...base, output: done.output }, [], { [childId]: done.summary });
+      }
+      const agent = step.agents.find((a) => a.name === task.agent) as AssembledAgent;
+      const done = await runAgentVisit(graphOf(agent), {
+        agent,
+        nodeId: `${step.nodeId}/${task.index}:agent/${agent.name}`,
+        visit: 1,
+        input: task.input,
+        history: [],
+        branch,
+      });
+      return record({ ...base, output: done.output }, done.steps);
+    } catch (error) {
+      if (isGraphInterrupt(error)) throw error;
+      const withdrawal =
+        error instanceof BranchWithdrawnError ? error : findCause(error, BranchWithdrawnError);
+      const withdrawn = withdrawal !== undefined;
+      // A branch withdrawn by this very launch ends as withdrawn, and the launch joins. One withdrawn by a
+      // launch above it (in a parent execution) passes the withdrawal up, so the whole child stops
+      // instead of joining and running its later steps.
+      const byThisLaunch =
+        withdrawal?.launch?.executionId === executionId && withdrawal.launch.launchId === step.nodeId;
+      if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
+      if (withdrawn) return record({ ...base, withdrawn: true });
+      thrownByBranch.set(`${executionId}/${step.nodeId}/${task.index}`, error);
+      const e = error as { name?: string; code?: string; message?: string };
+      return record({
+        ...base,
+        error: { name: e.name ?? "Error", code: e.code, message: e.message ?? String(error) },
+      });
+    } finally {
+      release();
+    }
+  };
+}
+
+/**
+ * Joins a launch: with every branch ended (finished, failed or withdrawn), hands on `{ results }`, or the
+ * failure — the very error a branch threw under FailFast, or a JoinDeadlineError — to the first matching
+ * `.onJoinError(…)` handler, else fails the execution with it.
+ * @internal
+ */
+export function joinNode(services: RuntimeServices, step: LaunchStep) {
+  return (state: FlowStateValue): FlowStateUpdate => {
+    const launch = state.run.launches[step.nodeId];
+    const results = Object.values(launch?.results ?? {}).sort((a, b) => a.index - b.index);
+    const { executionId } = frame();
+    if (step.quorum !== undefined) return quorumJoin(services, step, step.quorum, launch, executionId);
+    let failure: unknown;
+    const failed = results.find((r) => r.error !== undefined);
+    if (
+      (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast &&
+      failed !== undefined
+    ) {
+      failure =
+        thrownByBranch.get(`${executionId}/${step.nodeId}/${failed.index}`) ??
+        new StepFailedError(
+          step.nodeId,
+          `Branch ${failed.index} (${failed.branch}) failed: ${failed.error?.message ?? ""}`,
+          {
+            ...(failed.error?.code === undefined ? {} : { code: failed.error.code }),
+          },
+        );
+    } else if (
+      step.options.deadline !== undefined &&
+      launch !== undefined &&
+      results.some((r) => r.withdrawn === true) &&
+      services.clock.now() - launch.startedAt >= toMilliseconds(step.options.deadline)
+    ) {
+      failure = new JoinDeadlineError(step.nodeId, toMilliseconds(step.options.deadline));
+    }
+    for (const r of results) thrownByBranch.delete(`${executionId}/${step.nodeId}/${r.index}`);
+    if (failure === undefined) return { run: { outputs: { [step.nodeId]: { results } } } };
+    const handler = step.onJoinError.find((h) => hasCause(failure, h.type));
+    if (handler === undefined) throw failure;
+    return {
+      run: { outputs: { [step.nodeId]: handler.handle(failure, findCause(failure, handler.type) as never) } },
+    };
+  };
+}
+
+// Quorum joins. A launch's clock and input are taken when its nodes are built, so a branch can stamp
+// when it ended (the order branches ended in decides which counted) and a launch can note how many
+// branches it sent (to tell when max can no longer be reached).
+const clocks = new WeakMap<LaunchStep, Clock>();
+const inputs = new WeakMap<LaunchStep, (s: FlowStateValue) => unknown>();
+let endSeq = 0;
+
+/** A quorum launch's branch result, stamped with when it ended. */
+function ended(step: LaunchStep, result: BranchResult): BranchResult {
+  if (step.quorum === undefined) return result;
+  endSeq += 1;
+  return { ...result, endedAt: clocks.get(step)?.now(), endSeq };
+}
+
+/** How many branches a quorum launch sends from this state; undefined when not known. */
+function branchCountOf(step: LaunchStep, state: FlowStateValue): number | undefined {
+  const inputOf = inputs.get(step);
+  if (step.quorum === undefined || inputOf === undefined) return undefined;
+  try {
+    const routed = launchRouter(step, inputOf)(state);
+    return Array.isArray(routed) ? routed.length : 0;
+  } catch {
+    return undefined; // the router fails the same way right after, where it belongs
+  }
+}
+
+function quorumLaunchOf(launch: LaunchState | undefined): QuorumLaunch {
+  return {
+    startedAt: launch?.startedAt ?? 0,
+    branches: launch?.branches,
+    results: Object.values(launch?.results ?? {}),
+  };
+}
+
+/** A quorum launch is decided; a predicate that throws counts as decided, so the join reports it. */
+function quorumDecided(step: LaunchStep, quorum: Quorum, launch: LaunchState, now: number): boolean {
+  try {
+    return evaluateQuorum(
+      quorum,
+      quorumLaunchOf(launch),
+      now,
+      quorumDeadlineMs(quorum, step.options.deadline),
+    ).decided;
+  } catch {
+    return true;
+  }
+}
+
+/** The join of a quorum launch: its outcome and verdicts, or a predicate's failure to `.onJoinError(…)`. */
+function quorumJoin(
+  services: RuntimeServices,
+  step: LaunchStep,
+  quorum: Quorum,
+  launch: LaunchState | undefined,
+  executionId: string,
+): FlowStateUpdate {
+  for (const key of Object.keys(launch?.results ?? {}))
+    thrownByBranch.delete(`${executionId}/${step.nodeId}/${key}`);
+  let failure: unknown;
+  try {
+    const output = quorumJoinOutput(
+      quorum,
+      quorumLaunchOf(launch),
+      services.clock.now(),
+      quorumDeadlineMs(quorum, step.options.deadline),
+    );
+    return { run: { outputs: { [step.nodeId]: output } } };
+  } catch (error) {
+    failure = new StepFailedError(
+      step.nodeId,
+      `The quorum of ${step.nodeId} could not judge its branches: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  const handler = step.onJoinError.find((h) => hasCause(failure, h.type));
+  if (handler === undefined) throw failure;
+  return {
+    run: { outputs: { [step.nodeId]: handler.handle(failure, findCause(failure, handler.type) as never) } },
+  };
+}

@@ -1,0 +1,51 @@
+import type { AssembledTool } from "../assembly/assembled-application.js";
+import { DEFAULT_TOOL_TIMEOUT, type ToolHandler } from "../components/tool.js";
+import { ExecutionContext, type StepContext } from "../container/execution-context.js";
+import { ToolTimeoutError } from "../errors/runtime-errors.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import { toMilliseconds } from "../time/duration.js";
+
+/**
+ * Runs a tool's handler in its step's execution frame, under its timeout on the Clock: the frame's
+ * signal aborts at the timeout or when the pass is cancelled, and the call is cut off.
+ * @internal
+ */
+export async function runTool(
+  services: RuntimeServices,
+  tool: AssembledTool,
+  input: unknown,
+  step: StepContext,
+  answer?: unknown,
+): Promise<unknown> {
+  const outer = ExecutionContext.current();
+  const controller = new AbortController();
+  const timeoutMs = toMilliseconds(tool.options.timeout ?? DEFAULT_TOOL_TIMEOUT);
+  const onOuterAbort = () => controller.abort(outer?.signal.reason);
+  outer?.signal.addEventListener("abort", onOuterAbort, { once: true });
+  let timer: { cancel(): void } | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = services.clock.setTimer(timeoutMs, () => {
+      const error = new ToolTimeoutError(tool.name, timeoutMs);
+      controller.abort(error);
+      reject(error);
+    });
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+  });
+  timedOut.catch(() => undefined);
+  try {
+    const handler = services.container.get(tool.cls) as ToolHandler<unknown, unknown, unknown>;
+    const frame = outer === undefined ? undefined : { ...outer, step, signal: controller.signal };
+    // A question role's answer is the second argument; a tool without one is called with its input alone.
+    const call = () =>
+      Promise.resolve(
+        answer === undefined
+          ? (handler as ToolHandler<unknown, unknown>).run(input)
+          : handler.run(input, answer),
+      );
+    const running = frame === undefined ? call() : ExecutionContext.run(frame, call);
+    return await Promise.race([running, timedOut]);
+  } finally {
+    timer?.cancel();
+    outer?.signal.removeEventListener("abort", onOuterAbort);
+  }
+}

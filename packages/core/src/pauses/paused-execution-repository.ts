@@ -1,0 +1,78 @@
+import type { Fence } from "../store/fence.js";
+import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "./pause-record.js";
+import type { PauseResolution } from "./pause-status.js";
+
+/**
+ * The pause records of an application. Every status change is one atomic conditional update: of two
+ * callers racing on one pause, exactly one gets the record back, the other undefined.
+ *
+ * Writes made by a pass that moves a tree carry its {@link Fence} and are refused with a
+ * `LeaseLostError` once a newer holder took the tree's lease.
+ */
+export interface PausedExecutionRepository {
+  /** Inserts `record` unless one with its (tenantId, idempotencyKey) exists; returns the stored one. */
+  findOrCreate(record: PauseRecord, fence?: Fence): Promise<PauseRecord>;
+  /** The pause, or undefined. */
+  findByTenantIdAndPauseId(tenantId: string, pauseId: string): Promise<PauseRecord | undefined>;
+  /** The pause of a step, or undefined. */
+  findByTenantIdAndIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<PauseRecord | undefined>;
+  /** Pauses matching the query, oldest asked first. */
+  list(query: PauseQuery): Promise<PauseRecord[]>;
+  /**
+   * Resolved pauses (answered, not yet taken) of every tenant whose `resolvedAt` is before `before`,
+   * oldest resolved first (ties by tenantId, then pauseId), at most `limit` (none for a limit below 1).
+   * Never a Pending, Taken or Cancelled pause. For the recovery sweep: an answer nobody has taken
+   * up yet, however many other executions are waiting.
+   */
+  listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]>;
+  /**
+   * Sets `isSent` (and `channelRef`, when given) on a Pending pause; returns the updated record, or
+   * undefined when not Pending.
+   */
+  markSent(
+    tenantId: string,
+    pauseId: string,
+    fence?: Fence,
+    channelRef?: unknown,
+  ): Promise<PauseRecord | undefined>;
+  /** Pending → Resolved with the answer; undefined when the pause was not Pending. */
+  resolve(
+    tenantId: string,
+    pauseId: string,
+    answer: PauseAnswer,
+    at: number,
+  ): Promise<PauseRecord | undefined>;
+  /**
+   * Resolved → Taken (or Pending → Taken with `answer` and resolution Decided, for a channel that decided
+   * at once); undefined when the pause was in neither state.
+   */
+  take(
+    tenantId: string,
+    pauseId: string,
+    args: { at: number; answer?: PauseAnswer; resolution?: PauseResolution },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined>;
+  /**
+   * Keeps what the tool call of a Taken pause returned (`toolResult`), unless one is kept already: the
+   * first result stays. Returns the stored record, or undefined when the pause is not Taken. Fenced: a
+   * holder that lost the tree's lease cannot record a result.
+   */
+  saveToolResult(
+    tenantId: string,
+    pauseId: string,
+    result: ToolResult,
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined>;
+  /**
+   * Pending → Cancelled with the resolution (and `answer`, when given: what withdrew it); undefined
+   * when the pause was not Pending.
+   */
+  cancelByTenantIdAndPauseId(
+    tenantId: string,
+    pauseId: string,
+    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
+    fence?: Fence,
+  ): Promise<PauseRecord | undefined>;
+  /** Removes Taken and Cancelled pauses resolved before `cutoff`; returns how many. Never Pending or Resolved. */
+  deleteResolvedBefore(cutoff: number): Promise<number>;
+}

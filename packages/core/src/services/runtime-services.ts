@@ -1,0 +1,17 @@
+import type { AssembledApplication } from "../assembly/assembled-application.js";
+import type { Container } from "../container/container.js";
+import type { Logger } from "../logging/logger.js";
+import type { ModelRegistry } from "../models/model-registry.js";
+import type { Store } from "../store/store.js";
+import type { Clock } from "../time/clock.js";
+
+/** What the graph's nodes need from the application. @internal */
+export interface RuntimeServices {
+  readonly container: Container;
+  readonly models: ModelRegistry;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly store: Store;
+  readonly assembled: AssembledApplication;
+  readonly env: string;
+}

@@ -1,0 +1,72 @@
+import { LogLevel } from "../logging/logger.js";
+import { type Fence, LeaseLostError } from "../store/fence.js";
+import type { Lease } from "../store/lease-repository.js";
+import type { ClockTimer } from "../time/clock.js";
+import type { RuntimeServices } from "./runtime-services.js";
+
+/** How long an execution tree's lease lasts unless renewed. */
+export const LEASE_TTL_MS = 30_000;
+/** How often a holder renews the lease of the tree it moves: three chances before it lapses. */
+export const LEASE_RENEW_MS = LEASE_TTL_MS / 3;
+
+/**
+ * Confirms in the store, in one fenced statement, that this pass still holds its tree's lease, and
+ * extends it. Called right before an approved tool call: a holder that was frozen or cut off past its
+ * lease finds out here, and starts nothing. Throws {@link LeaseLostError} when a newer holder has the tree.
+ * @internal
+ */
+export async function confirmLease(services: RuntimeServices, fence: Fence | undefined): Promise<void> {
+  if (fence === undefined) return;
+  const held = await services.store.leases.renew({ fence, now: services.clock.now(), ttlMs: LEASE_TTL_MS });
+  if (!held) throw new LeaseLostError(fence);
+}
+
+/**
+ * Keeps a held lease alive while its pass runs (a heartbeat every {@link LEASE_RENEW_MS} on the Clock).
+ * A renewal that finds a newer holder, or renewals that keep failing until the lease would have lapsed,
+ * call `lost` with a {@link LeaseLostError}: the pass aborts its signal, and with it any tool running.
+ * A renewal the store could not answer is tried again at the next beat. @internal
+ */
+export function keepLeaseAlive(
+  services: RuntimeServices,
+  lease: Lease,
+  lost: (error: LeaseLostError) => void,
+): { stop(): void } {
+  const { clock, store, logger } = services;
+  let expiresAt = lease.expiresAt;
+  let timer: ClockTimer | undefined;
+  let stopped = false;
+  const beat = () => {
+    timer = clock.setTimer(LEASE_RENEW_MS, () => {
+      if (stopped) return;
+      const now = clock.now();
+      store.leases.renew({ fence: lease, now, ttlMs: LEASE_TTL_MS }).then(
+        (held) => {
+          if (stopped) return;
+          if (!held) return lost(new LeaseLostError(lease));
+          expiresAt = now + LEASE_TTL_MS;
+          beat();
+        },
+        (error: unknown) => {
+          if (stopped) return;
+          logger.log({
+            level: LogLevel.Warn,
+            event: "lease.renew-failed",
+            message: `renewing the lease ${lease.key} failed: ${error instanceof Error ? error.message : String(error)}`,
+            fields: { key: lease.key },
+            at: clock.now(),
+          });
+          if (clock.now() >= expiresAt) return lost(new LeaseLostError(lease, { cause: error }));
+          beat();
+        },
+      );
+    });
+  };
+  beat();
+  return {
+    stop() {
+      stopped = true;
+      timer?.cancel();
+    },
+  };
+}
