@@ -1,0 +1,45 @@
+import { appendFileSync, existsSync } from "node:fs";
+
+/** Appends one JSON line to a journal shared by several processes (small appends are atomic). */
+export function journal(path: string | undefined, entry: Record<string, unknown>): void {
+  if (path === undefined || path === "") return;
+  appendFileSync(path, `${JSON.stringify({ ...entry, pid: process.pid, at: Date.now() })}\n`);
+}
+
+/** Every JSON line of a journal, in order; a torn last line (a writer killed mid-write) is skipped. */
+export function readJournal<T = Record<string, unknown>>(text: string): T[] {
+  const entries: T[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      entries.push(JSON.parse(line) as T);
+    } catch {
+      // a line cut by kill -9
+    }
+  }
+  return entries;
+}
+
+/**
+ * Blocks until the file `path` exists (polling every 20 ms), when `path` is set. Marks in `ledger` that
+ * it waits, so a parent can see the process reached the gate. Throws the signal's reason once it aborts.
+ */
+export async function gate(
+  name: string,
+  path: string | undefined,
+  ledger: string | undefined,
+  signal: AbortSignal | undefined,
+  fields: Record<string, unknown> = {},
+): Promise<void> {
+  if (path === undefined || path === "") return;
+  journal(ledger, { event: "gate", gate: name, ...fields });
+  for (;;) {
+    if (signal?.aborted) {
+      journal(ledger, { event: "gate-aborted", gate: name, ...fields, reason: String(signal.reason) });
+      throw signal.reason;
+    }
+    if (existsSync(path)) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  journal(ledger, { event: "gate-open", gate: name, ...fields });
+}

@@ -1,0 +1,85 @@
+// The crash suite: real worker processes over one SQLite file or one Postgres schema, killed (-9), frozen
+// (SIGSTOP past their lease) or cut from their database (pg_terminate_backend) at chosen points, then
+// recovered by a fresh process whose Clock runs 60 s ahead. Each scenario fails unless, on every store:
+// no recorded answer is lost, no approved tool runs beyond the guarantee (once, plus one rerun with the
+// same idempotency key per run a kill or stop cut off in flight), no execution is stuck after recovery,
+// none ends twice, and no worker crashes. The table is printed at the end.
+//   cd tests && node ../scripts/pnpm.mjs exec vitest run test/crash.int.test.ts
+// CRASH_TRIALS (default 2), CRASH_STORM_RESUMES (50), CRASH_KEEP=1 (keep the journals), AGBOSS_POSTGRES_URL.
+import { afterAll, afterEach, describe, expect, test } from "vitest";
+import { CrashRun, type Row, type StoreKind } from "../src/crash/harness.js";
+import { reapAll } from "../src/crash/processes.js";
+import { KILL_POINTS, killAt, noFault, STOP_POINTS, stopAt, storm } from "../src/crash/scenarios.js";
+import { faults, formatSummary } from "../src/crash/summary.js";
+
+const STORES: readonly StoreKind[] = ["sqlite", "postgres"];
+const rows: Row[] = [];
+const errors: string[] = [];
+
+afterEach(reapAll);
+afterAll(() => {
+  console.log(formatSummary(rows, errors));
+});
+
+function scenario(
+  title: string,
+  stores: readonly StoreKind[],
+  body: (run: CrashRun) => Promise<Row>,
+  timeoutMs = 120_000,
+) {
+  for (const store of stores) {
+    test(
+      `${title} [${store}]`,
+      async () => {
+        const run = CrashRun.create(store, title);
+        try {
+          const row = await body(run).catch((error: unknown) => {
+            errors.push(
+              `${title} [${store}]: the harness failed: ${error instanceof Error ? error.message : String(error)}`,
+            );
+            throw error;
+          });
+          rows.push(row);
+          expect(faults(row), row.notes.join("\n")).toEqual({
+            lost: 0,
+            beyond: 0,
+            stuck: 0,
+            doubleEnd: 0,
+            crashes: 0,
+            missed: 0,
+          });
+        } finally {
+          await run.dispose();
+        }
+      },
+      timeoutMs,
+    );
+  }
+}
+
+describe("no fault", () => {
+  scenario("no fault · answered in its own process", STORES, (run) =>
+    noFault(run, "no fault · answered in its own process"),
+  );
+});
+
+describe("kill -9, then a fresh process recovers", () => {
+  for (const [name, point] of Object.entries(KILL_POINTS)) {
+    scenario(`kill -9 · ${name}`, STORES, (run) => killAt(run, `kill -9 · ${name}`, point));
+  }
+});
+
+describe("SIGSTOP past the lease, a fresh process takes over, then SIGCONT", () => {
+  for (const [name, point] of Object.entries(STOP_POINTS)) {
+    scenario(`SIGSTOP · ${name}`, STORES, (run) => stopAt(run, `SIGSTOP · ${name}`, point));
+  }
+});
+
+describe("pg_terminate_backend of the resuming worker's own backends", () => {
+  scenario("pg_terminate_backend · once in 50 resumes", ["postgres"], (run) =>
+    storm(run, "pg_terminate_backend · once in 50 resumes", "once"),
+  );
+  scenario("pg_terminate_backend · every 150 ms in 50 resumes", ["postgres"], (run) =>
+    storm(run, "pg_terminate_backend · every 150 ms in 50 resumes", 150),
+  );
+});
