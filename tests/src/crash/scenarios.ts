@@ -106,7 +106,10 @@ async function killTrial(
   if (point === "answer-recorded") env.CRASH_GATE_RESUME = run.gate(`resume-${e.index}`);
   if (point === "pause-taken" || point === "tool-started")
     env.CRASH_GATE_TOOL_STARTED = run.gate(`tool-${e.index}`);
-  if (point === "model-turn") env.CRASH_GATE_MODEL = run.gate(`model-${e.index}`);
+  // Every other "tool returned" trial waits until the parent sees the tool's result stored (the model held
+  // at its gate meanwhile), so a rerun there is beyond the guarantee; the others die while it finishes.
+  const afterStored = point === "tool-returned" && e.index % 2 === 1;
+  if (point === "model-turn" || afterStored) env.CRASH_GATE_MODEL = run.gate(`model-${e.index}`);
   let worker: Worker | undefined;
   let landed = true;
   try {
@@ -125,9 +128,15 @@ async function killTrial(
       case "tool-started":
         await run.untilLedger((l) => l.event === "gate" && l.gate === "tool-started", w, "the tool started");
         break;
-      case "tool-returned":
+      case "tool-returned": {
         await run.untilLedger((l) => l.event === "tool-end", w, "the tool's end");
+        if (!afterStored) break;
+        const receipt = run.ledger().find((l) => l.event === "tool-end" && l.pid === w.pid)
+          ?.receipt as string;
+        await run.until(() => run.db.holds(receipt), w, "the tool's result stored");
+        run.notes.push(`${w.name} killed once the tool's result was stored`);
         break;
+      }
       case "checkpoint": {
         const samples = [...moveMs[run.kind]].sort((a, b) => a - b);
         const median = samples.length === 0 ? 60 : (samples[Math.floor(samples.length / 2)] as number);
