@@ -9,16 +9,8 @@ export type {
   ResumeRequest,
 } from "./answering/answer-request.js";
 export type { PauseInboxQuery, PauseSummary } from "./answering/inbox.js";
-export {
-  App,
-  type AppInternals,
-  appInternals,
-  type CreateAppOptions,
-  createApp,
-  type ExecuteOptions,
-  LEASE_TTL_MS,
-  SWEEP_INTERVAL_MS,
-} from "./app/app.js";
+export { App, type AppInternals, appInternals, type ExecuteOptions } from "./app/app.js";
+export { type CreateAppOptions, createApp } from "./app/create-app.js";
 export { type Budget, type BudgetLimits, type BudgetOptions, BudgetPer, budget } from "./budgets/budget.js";
 export {
   type BudgetExceededDetails,
@@ -123,6 +115,7 @@ export type {
   ExecutionStartEvent,
 } from "./execution/execution-events.js";
 export type { ExecutionOutput } from "./execution/execution-output.js";
+export { SWEEP_INTERVAL_MS } from "./execution/recovery.js";
 export {
   BranchVerdict,
   type QuorumBranchResult,
@@ -202,6 +195,7 @@ export type { ChildExecutionRecord, ExecutionRecord, ExecutionStep } from "./rec
 export { ExecutionStatus } from "./records/execution-status.js";
 export type { PauseEntry } from "./records/pause-entry.js";
 export type { ComponentRecord, StepRecord } from "./records/step.js";
+export { LEASE_TTL_MS } from "./services/tree-lease.js";
 export * from "./store/index.js";
 export * from "./store/memory/index.js";
 export * from "./time/clock.js";

@@ -13,8 +13,6 @@ import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
 import { ChannelOutcome, MAX_CHANNEL_REF_BYTES } from "../channels/channel-outcome.js";
 import { ExecutionContext, type ExecutionFrame, type StepContext } from "../container/execution-context.js";
-import { parseDto } from "../dto/dto.js";
-import { DtoValidationError } from "../errors/dto-validation-error.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import type { PauseAnswer, PauseRecord, ToolResult } from "../pauses/pause-record.js";

@@ -3,13 +3,10 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { AssembledAgent, AssembledFlow } from "../assembly/assembled-application.js";
 import type { AnyClass } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
-import { parseDto } from "../dto/dto.js";
-import { StepFailedError } from "../errors/step-failed-error.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { type CompiledAgentGraph, compileAgentGraph } from "./agent-nodes.js";
 import { runAgentVisit } from "./agent-step.js";
 import { type ChildGraph, runChild } from "./child-execution.js";
-import { FINISH_NODE, finishOutput } from "./finish-output.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
 

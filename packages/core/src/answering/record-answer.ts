@@ -1,0 +1,49 @@
+import { ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause-errors.js";
+import type { PauseAnswer, PauseRecord } from "../pauses/pause-record.js";
+import { PauseStatus } from "../pauses/pause-status.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import { checkAnswerKind, checkCredential, checkResumeRequest, notPaused } from "./answer-checks.js";
+import type { ResumeCredential, ResumeRequest } from "./answer-request.js";
+import { validatePauseAnswer } from "./answer-validation.js";
+import { toolOfPause } from "./pause-book.js";
+import { interpretReply } from "./reply-reading.js";
+
+/**
+ * Phase 1 of an answer: checks the request and the credential, reads a reply, and records the answer (Pending → Resolved). Nothing is stored unless every check passed.
+ * @internal
+ */
+export async function recordAnswer(
+  services: RuntimeServices,
+  request: ResumeRequest,
+  options: ResumeCredential & { readonly tenantId?: string },
+): Promise<{ resolved: PauseRecord; responder: string }> {
+  const shape = checkResumeRequest(request);
+  const tenantId = options.tenantId ?? "default";
+  const { store, clock, assembled } = services;
+  const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, shape.pauseId);
+  if (pause === undefined) throw new UnknownPauseError(shape.pauseId);
+  const responder = checkCredential(pause, options);
+  if (pause.status !== PauseStatus.Pending) throw notPaused(pause);
+  const tool = toolOfPause(assembled, pause);
+  if (tool === undefined) throw new UnknownPauseError(shape.pauseId);
+  let answer: PauseAnswer;
+  if (shape.reply !== undefined) {
+    const interpreter = tool.channel?.replyInterpreter;
+    if (interpreter === undefined) throw new ReplyInterpreterMissingError(pause.pauseId, pause.channel);
+    const read = await interpretReply(services, { pause, tool, interpreter, reply: shape.reply });
+    answer = {
+      ...read.value,
+      responder,
+      reply: shape.reply,
+      ...(read.cost === undefined ? {} : { cost: read.cost }),
+    };
+  } else {
+    checkAnswerKind(pause, tool, shape);
+    answer = { ...validatePauseAnswer(tool, shape.decision ?? shape.answer), responder };
+  }
+  const resolved = await store.pauses.resolve(tenantId, pause.pauseId, answer, clock.now());
+  if (resolved === undefined) {
+    throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
+  }
+  return { resolved, responder };
+}

@@ -1,0 +1,382 @@
+import { Command } from "@langchain/langgraph";
+import { closePending, type PauseStep, pendingOf } from "../answering/pause-book.js";
+import type { AssembledFlow } from "../assembly/assembled-application.js";
+import type { AnyClass } from "../container/component-registry.js";
+import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
+import { hasCause } from "../errors/agboss-error.js";
+import { StoreUnavailableError } from "../errors/app-errors.js";
+import { AppClosedError } from "../errors/runtime-errors.js";
+import type { CompiledFlow } from "../graph/compile-flow.js";
+import { decidedLaunches, type FlowSnapshot } from "../graph/decided-launches.js";
+import { finishOutput } from "../graph/finish-output.js";
+import type { FlowStateValue } from "../graph/flow-state.js";
+import { LogLevel } from "../logging/logger.js";
+import type { PauseRecord } from "../pauses/pause-record.js";
+import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import type { ExecutionRecord } from "../records/execution-record.js";
+import { ExecutionStatus } from "../records/execution-status.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import { keepLeaseAlive } from "../services/tree-lease.js";
+import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
+import type { Lease } from "../store/lease-repository.js";
+import type { ExecutionEventEmitter } from "./event-emitter.js";
+import { ExecutionEndedError, ExecutionInterruptedError } from "./execution-errors.js";
+import type { ExecutionOutput } from "./execution-output.js";
+import type { ExecutionRecorder } from "./execution-recorder.js";
+import { CONTINUE, ENDED, type Tree } from "./tree.js";
+
+/**
+ * Moves execution trees under their leases: one pass runs a tree from where it rests (a start, an
+ * answer, a recovery) to its next rest, records how it rested, and fires the matching event. The
+ * facade, the answering path and the recovery sweep all move trees through it.
+ * @internal
+ */
+export class TreeMover {
+  /** The passes this process runs, by lease key: `app.cancel` and `app.close` abort them. */
+  readonly running = new Map<string, AbortController>();
+  readonly #services: RuntimeServices;
+  readonly #graphs: ReadonlyMap<AnyClass, CompiledFlow>;
+  readonly #recorder: ExecutionRecorder;
+  readonly #events: ExecutionEventEmitter;
+
+  constructor(args: {
+    services: RuntimeServices;
+    graphs: ReadonlyMap<AnyClass, CompiledFlow>;
+    recorder: ExecutionRecorder;
+    events: ExecutionEventEmitter;
+  }) {
+    this.#services = args.services;
+    this.#graphs = args.graphs;
+    this.#recorder = args.recorder;
+    this.#events = args.events;
+  }
+
+  /**
+   * Moves a tree under its lease until it rests (paused with a pending pause, or ended). `CONTINUE`
+   * goes on from the tree's last checkpoint: every answered pause (Resolved, or Taken by a holder that
+   * died) is resumed, a step that was cut off mid-way runs again, and a tree with nothing left to do
+   * ends at once. Before resting paused, pauses resolved meanwhile are taken too.
+   *
+   * Every record it writes is fenced by the lease, and it fires exactly one of `onExecutionFinish` /
+   * `onExecutionError`, after the record that says so is stored. A holder that lost the lease, or a
+   * store that cannot be reached, ends the pass with that error and leaves the tree to recovery.
+   */
+  async move(tree: Tree, lease: Lease, first: unknown, withRecord: boolean): Promise<ExecutionOutput> {
+    const { store } = this.#services;
+    const graph = this.#graphs.get(tree.flow.start.cls) as CompiledFlow;
+    const controller = new AbortController();
+    const key = lease.key;
+    this.running.set(key, controller);
+    const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
+    let released = false;
+    // The last record write and the lease's release are issued together so they can share a commit.
+    const releaseLease = async () => {
+      if (released) return;
+      released = true;
+      heartbeat.stop();
+      await store.leases.release(lease);
+    };
+    const frame = { ...tree.frame, signal: controller.signal };
+    const config = { configurable: { thread_id: key } };
+    const tenantId = frame.tenant.tenantId;
+    try {
+      let command: unknown = first;
+      let snapshot: Awaited<ReturnType<CompiledFlow["getState"]>> | undefined;
+      let finished: FlowStateValue | undefined;
+      let moved = false;
+      const storedStatus = tree.stored?.status;
+      if (command === CONTINUE && storedStatus !== undefined && ENDED.has(storedStatus)) {
+        // Ended by a pass that ran while this one waited for the lease (an answer it took on the way
+        // failed the tree, say): report how it ended; a Taken pause of it is not run again.
+        snapshot = await graph.getState(config);
+        const ended = await this.#endedElsewhere(
+          tree,
+          tenantId,
+          snapshot.values as FlowStateValue,
+          withRecord,
+        );
+        if (ended !== undefined) return ended;
+      }
+      for (;;) {
+        if (command === CONTINUE) {
+          snapshot = await graph.getState(config);
+          if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
+            // Recorded as started, but its first checkpoint never landed: its process died at the start.
+            throw new ExecutionInterruptedError(frame.executionId);
+          }
+          await this.#withdrawObsolete(tree, snapshot, lease);
+          const map = await this.#resumeMap(tenantId, snapshot);
+          if (Object.keys(map).length > 0) command = new Command({ resume: map });
+          else if (owesWork(snapshot)) command = null;
+          else break;
+        }
+        moved = true;
+        const out = (await ExecutionContext.run(frame, () =>
+          graph.invoke(command as never, {
+            configurable: { thread_id: key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
+            signal: controller.signal,
+            recursionLimit: 10_000,
+          }),
+        )) as FlowStateValue & { __interrupt__?: unknown };
+        if (out.__interrupt__ === undefined) {
+          finished = out;
+          break;
+        }
+        // Before resting, take the pauses resolved while this pass ran (the drain).
+        command = CONTINUE;
+      }
+      if (finished === undefined) {
+        snapshot ??= await graph.getState(config);
+        const waiting =
+          snapshot.next.length === 0
+            ? []
+            : await store.pauses.list({
+                tenantId,
+                rootExecutionId: frame.rootExecutionId,
+                statuses: [PauseStatus.Pending],
+              });
+        if (waiting.length > 0) {
+          const pending = waiting.map((p) => pendingOf(this.#services.assembled, p));
+          const record = this.#recorder.build(
+            tree,
+            ExecutionStatus.Paused,
+            snapshot.values as FlowStateValue,
+            undefined,
+            await this.#recorder.audit(tenantId, frame.rootExecutionId),
+          );
+          await Promise.all([this.#recorder.save(record, lease), releaseLease()]);
+          await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
+          return {
+            status: ExecutionStatus.Paused,
+            output: undefined,
+            threadId: frame.threadId,
+            executionId: frame.executionId,
+            pending,
+            children: record.children ?? [],
+            ...(withRecord ? { record } : {}),
+          };
+        }
+        finished = snapshot.values as FlowStateValue;
+        if (!moved) {
+          const ended = await this.#endedElsewhere(tree, tenantId, finished, withRecord);
+          if (ended !== undefined) return ended;
+        }
+      }
+      const state = finishOutput(tree.flow, finished);
+      const record = this.#recorder.build(
+        tree,
+        ExecutionStatus.Completed,
+        state,
+        undefined,
+        withRecord ? await this.#recorder.audit(tenantId, frame.rootExecutionId) : [],
+      );
+      await Promise.all([this.#recorder.save(record, lease), releaseLease()]);
+      const output: ExecutionOutput = {
+        status: ExecutionStatus.Completed,
+        output: state.run.output,
+        threadId: frame.threadId,
+        executionId: frame.executionId,
+        pending: [],
+        children: record.children ?? [],
+        ...(withRecord ? { record } : {}),
+      };
+      await this.#events.emit("onExecutionFinish", { ...this.#events.base(frame), output });
+      return output;
+    } catch (error) {
+      const stopped = controller.signal.aborted ? controller.signal.reason : undefined;
+      // A holder that lost the lease leaves the tree to the new holder: it cleans nothing up.
+      if (isLeaseLost(stopped)) throw stopped;
+      if (isLeaseLost(error)) throw error;
+      // An unreachable store, or an app closing mid-pass, is no failure of the work: the execution stays
+      // as stored (running, or paused with an answer) and recovery carries it on.
+      if (isInfrastructureFault(error) || stopped instanceof AppClosedError) {
+        this.#leftForRecovery(frame, stopped ?? error);
+        throw stopped ?? error;
+      }
+      const cancelled = stopped !== undefined;
+      const thrown = cancelled && stopped instanceof Error ? stopped : error;
+      await this.#fail(tree, lease, cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed, thrown);
+      throw thrown;
+    } finally {
+      this.running.delete(key);
+      heartbeat.stop();
+      await releaseLease().catch(() => undefined);
+    }
+  }
+
+  /**
+   * A pass that moved nothing and found the tree ended: a pass that waited for the lease behind the one
+   * that ended it reports how it ended, and does not end it again. Undefined when the record does not
+   * say it ended (its holder died after the last step): this pass records the end.
+   */
+  async #endedElsewhere(
+    tree: Tree,
+    tenantId: string,
+    finished: FlowStateValue,
+    withRecord: boolean,
+  ): Promise<ExecutionOutput | undefined> {
+    const { frame } = tree;
+    const stored = await this.#services.store.executions.findByTenantIdAndExecutionId(
+      tenantId,
+      frame.executionId,
+    );
+    const ended = stored?.record as ExecutionRecord | undefined;
+    if (ended?.status === ExecutionStatus.Failed || ended?.status === ExecutionStatus.Cancelled) {
+      throw new ExecutionEndedError(frame.executionId, ended.status, ended.error);
+    }
+    if (ended?.status !== ExecutionStatus.Completed) return undefined;
+    const state = finishOutput(tree.flow, finished);
+    return {
+      status: ExecutionStatus.Completed,
+      output: state.run.output,
+      threadId: frame.threadId,
+      executionId: frame.executionId,
+      pending: [],
+      ...(withRecord
+        ? {
+            record: {
+              ...this.#recorder.build(tree, ExecutionStatus.Completed, state, undefined, []),
+              pauses: await this.#recorder.audit(tenantId, frame.rootExecutionId),
+            },
+          }
+        : {}),
+    };
+  }
+
+  /**
+   * Ends a tree that failed (or was cancelled): its pending pauses are cancelled, the record stored,
+   * then `onExecutionError` fires. All under the lease: a holder that lost it throws `LeaseLostError`
+   * and fires nothing; a record that could not be stored fires nothing either (recovery runs the tree
+   * again and ends it), so an execution never gets both an error and a finish.
+   */
+  async #fail(tree: Tree, lease: Lease, status: ExecutionStatus, thrown: unknown): Promise<void> {
+    const { frame } = tree;
+    const tenantId = frame.tenant.tenantId;
+    const graph = this.#graphs.get(tree.flow.start.cls) as CompiledFlow;
+    const state = await graph.getState({ configurable: { thread_id: lease.key } }).catch(() => undefined);
+    try {
+      await closePending(
+        this.#services,
+        tenantId,
+        frame.rootExecutionId,
+        PauseResolution.Cancelled,
+        undefined,
+        lease,
+      );
+      const audit = await this.#recorder.audit(tenantId, frame.rootExecutionId);
+      await this.#recorder.save(
+        this.#recorder.build(tree, status, state?.values as FlowStateValue | undefined, thrown, audit),
+        lease,
+      );
+    } catch (recording) {
+      if (isLeaseLost(recording)) throw recording;
+      this.#leftForRecovery(frame, recording);
+      return;
+    }
+    await this.#events.emit("onExecutionError", { ...this.#events.base(frame), error: thrown });
+  }
+
+  /** Logs that a pass stopped on a fault that is not the work's, leaving the tree to recovery. */
+  #leftForRecovery(frame: ExecutionFrame, error: unknown): void {
+    const { logger, clock } = this.#services;
+    logger.log({
+      level: LogLevel.Warn,
+      event: "execution.left-for-recovery",
+      message: `execution ${frame.rootExecutionId} stopped (${error instanceof Error ? error.message : String(error)}); the recovery sweep of any instance carries it on.`,
+      fields: { tenantId: frame.tenant.tenantId, executionId: frame.executionId },
+      at: clock.now(),
+    });
+  }
+
+  /**
+   * Withdraws the pending pauses of launches that no longer need their unfinished branches (a FailFast
+   * failure, a passed deadline, a decided quorum) — the root's and those inside child executions, at any
+   * depth — so their branches end and the joins run in this same call. Each withdrawn pause records the
+   * outermost decided launch it waited under: a branch withdrawn by its own launch ends as withdrawn, one
+   * withdrawn by a launch above it stops its whole child.
+   */
+  async #withdrawObsolete(tree: Tree, snapshot: FlowSnapshot, lease: Lease): Promise<void> {
+    const state = snapshot.values as FlowStateValue | undefined;
+    if (state?.run === undefined || state.run.executionId !== tree.frame.executionId) return;
+    const { clock, assembled } = this.#services;
+    const flowOf = (start: AnyClass) => assembled.flows.get(start) as AssembledFlow;
+    const decided = await decidedLaunches({
+      flow: tree.flow,
+      root: snapshot,
+      now: clock.now(),
+      flowOf,
+      read: (start, checkpointNs) =>
+        (this.#graphs.get(start) as CompiledFlow).getState({
+          configurable: { thread_id: lease.key, checkpoint_ns: checkpointNs },
+        }),
+    });
+    if (decided.length === 0) return;
+    const by = (pause: PauseRecord) =>
+      ((pause.step as PauseStep).branch?.launches ?? []).find((l) =>
+        decided.some((d) => d.executionId === l.executionId && d.launchId === l.launchId),
+      );
+    await closePending(
+      this.#services,
+      tree.frame.tenant.tenantId,
+      tree.frame.rootExecutionId,
+      PauseResolution.Withdrawn,
+      (pause) => by(pause) !== undefined,
+      lease,
+      (pause) => {
+        const launch = by(pause);
+        return launch === undefined
+          ? undefined
+          : { withdrawnBy: { executionId: launch.executionId, launchId: launch.launchId } };
+      },
+    );
+  }
+
+  /** Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to its pause. */
+  async #resumeMap(
+    tenantId: string,
+    snapshot: {
+      tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[]; result?: unknown }[];
+    },
+  ) {
+    const map: Record<string, { pauseId: string }> = {};
+    for (const task of snapshot.tasks) {
+      // A task that ended (a branch withdrawn by a launch inside its child, say) still lists the interrupt
+      // it was resumed from until its whole superstep ends: resuming it again would change nothing.
+      if (task.result !== undefined) continue;
+      for (const pending of task.interrupts ?? []) {
+        const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
+        if (typeof pauseId !== "string" || pending.id === undefined) continue;
+        const pause = await this.#services.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+        const withdrawn =
+          pause?.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn;
+        // A Taken pause whose task still waits was taken by a holder that died before its step ended:
+        // the step runs again from its pause (and from the tool's kept result, when it had returned).
+        const answered = pause?.status === PauseStatus.Resolved || pause?.status === PauseStatus.Taken;
+        if (answered || withdrawn) map[pending.id] = { pauseId };
+      }
+    }
+    return map;
+  }
+}
+
+/** Whether an error is (or was caused by) a lost lease. */
+export function isLeaseLost(error: unknown): error is LeaseLostError {
+  return error instanceof LeaseLostError || hasCause(error, LeaseLostError);
+}
+
+/** Whether an error is an infrastructure fault (the store unreachable), not a failure of the work. */
+function isInfrastructureFault(error: unknown): boolean {
+  return error instanceof StoreUnavailableError || hasCause(error, StoreUnavailableError);
+}
+
+/**
+ * Whether a tree whose last checkpoint has no answered pause to resume still owes work: a task of the
+ * next superstep that neither ended nor waits on an interrupt (its holder died while it ran).
+ */
+function owesWork(snapshot: {
+  next: readonly string[];
+  tasks: readonly { interrupts?: readonly unknown[]; result?: unknown }[];
+}): boolean {
+  if (snapshot.next.length === 0) return false;
+  return snapshot.tasks.some((task) => task.result === undefined && (task.interrupts ?? []).length === 0);
+}

@@ -1,0 +1,195 @@
+import { LogLevel } from "../logging/logger.js";
+import { ExecutionStatus } from "../records/execution-status.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import type { ClockTimer } from "../time/clock.js";
+import type { ExecutionRecorder } from "./execution-recorder.js";
+import type { TreeMover } from "./pass.js";
+import { CONTINUE, ENDED, readTree, type Tree } from "./tree.js";
+import type { TreeLeases } from "./tree-leases.js";
+
+/** How often the recovery sweep runs, on the application's Clock. */
+export const SWEEP_INTERVAL_MS = 30_000;
+/** How many trees the sweep reads at a time. */
+const SWEEP_PAGE = 100;
+/** How long an answered pause may wait for its own resumer before the sweep takes it over. */
+const RECOVERY_GRACE_MS = 1_000;
+
+/**
+ * The recovery sweep: every 30 s on the Clock, on every instance, it removes pause records past their
+ * retention and carries on the trees that owe work and that nobody moves — answered pauses whose
+ * resumer died between the two phases, and trees recorded as running whose holder's lease lapsed.
+ * @internal
+ */
+export class Recovery {
+  readonly #services: RuntimeServices;
+  readonly #mover: TreeMover;
+  readonly #leases: TreeLeases;
+  readonly #recorder: ExecutionRecorder;
+  readonly #isClosed: () => boolean;
+  #sweep: ClockTimer | undefined;
+
+  constructor(args: {
+    services: RuntimeServices;
+    mover: TreeMover;
+    leases: TreeLeases;
+    recorder: ExecutionRecorder;
+    isClosed: () => boolean;
+  }) {
+    this.#services = args.services;
+    this.#mover = args.mover;
+    this.#leases = args.leases;
+    this.#recorder = args.recorder;
+    this.#isClosed = args.isClosed;
+  }
+
+  /**
+   * @internal Starts the sweep: every 30 s on the Clock it removes resolved pause records past their
+   * retention and recovers trees nobody moves (resolved pauses left by a holder that died, or a pass
+   * whose holder's lease lapsed).
+   */
+  start(retentionMs: number): void {
+    const { clock } = this.#services;
+    const tick = async () => {
+      if (this.#isClosed()) return;
+      await this.sweepOnce(retentionMs);
+      if (!this.#isClosed()) this.#sweep = clock.setTimer(SWEEP_INTERVAL_MS, () => void tick());
+    };
+    this.#sweep = clock.setTimer(SWEEP_INTERVAL_MS, () => void tick());
+  }
+
+  /**
+   * Takes a tree's lease if it is free (or lapsed) and carries the tree on from its last checkpoint;
+   * skips it when another holder has it. A failure is logged and leaves the tree for the next sweep.
+   */
+  async #recover(
+    tenantId: string,
+    threadId: string,
+    rootExecutionId: string,
+    pauseId: string | undefined,
+  ): Promise<boolean> {
+    const { clock, store, logger } = this.#services;
+    const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
+    if (lease === undefined) return false;
+    let tree: Tree;
+    try {
+      tree = await readTree(this.#services, tenantId, rootExecutionId);
+      const status = tree.stored?.status;
+      if (status !== undefined && ENDED.has(status)) {
+        // Moved by another instance since the page was read, or an answer that came after its tree
+        // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
+        if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
+        await store.leases.release(lease);
+        return pauseId !== undefined;
+      }
+      await this.#recorder.markRunning(tree, lease);
+    } catch (error) {
+      await store.leases.release(lease).catch(() => undefined);
+      logger.log({
+        level: LogLevel.Warn,
+        event: "sweep.recover-failed",
+        message: `recovering execution ${rootExecutionId} failed: ${error instanceof Error ? error.message : String(error)}`,
+        fields: { executionId: rootExecutionId, tenantId },
+        at: clock.now(),
+      });
+      return false;
+    }
+    logger.log({
+      level: LogLevel.Info,
+      event: "sweep.recovering",
+      message: `recovering execution ${rootExecutionId}`,
+      fields: { executionId: rootExecutionId, tenantId },
+      at: clock.now(),
+    });
+    await this.#mover.move(tree, lease, CONTINUE, false).catch(() => undefined);
+    return true;
+  }
+
+  /**
+   * Recovers trees page by page until a page is not full or moved none of its trees (all held by live
+   * holders, or handled already). Each instance takes a page in its own random order, so instances
+   * sweeping at once mostly take different trees, and a backlog is worked off in one sweep, not one
+   * page every 30 seconds.
+   */
+  async #recoverPages(
+    handled: Set<string>,
+    nextPage: () => Promise<{
+      full: boolean;
+      trees: readonly { tenantId: string; threadId: string; rootExecutionId: string; pauseId?: string }[];
+    }>,
+  ): Promise<void> {
+    for (;;) {
+      const { full, trees } = await nextPage();
+      let moved = 0;
+      for (const tree of shuffled(trees)) {
+        if (this.#isClosed()) return;
+        const root = `${tree.tenantId}/${tree.rootExecutionId}`;
+        if (handled.has(root)) continue;
+        handled.add(root);
+        if (await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId)) moved += 1;
+      }
+      if (!full || moved === 0) return;
+    }
+  }
+
+  /** @internal One round of the sweep. */
+  async sweepOnce(retentionMs: number): Promise<void> {
+    const { clock, store, logger } = this.#services;
+    try {
+      const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
+      await store.budgets.deleteExpired(clock.now());
+      if (removed > 0) {
+        logger.log({
+          level: LogLevel.Debug,
+          event: "sweep.pauses-removed",
+          message: `removed ${removed} resolved pauses`,
+          fields: { removed },
+          at: clock.now(),
+        });
+      }
+      // Answered pauses nobody took (their resumer died between the two phases), oldest first, across
+      // tenants: found by their own index, so long-waiting trees cannot crowd them out.
+      const handled = new Set<string>();
+      await this.#recoverPages(handled, async () => {
+        const page = await store.pauses.listResolvedBefore({
+          before: clock.now() - RECOVERY_GRACE_MS,
+          limit: SWEEP_PAGE,
+        });
+        return { full: page.length === SWEEP_PAGE, trees: page };
+      });
+      // Trees recorded as running whose holder is gone (died, frozen or cut off past its lease): a start
+      // that never rested, or a resume past its first phase (its pause may be Taken already). Paused trees
+      // owe nothing unless a pause of theirs was answered, which the pages above find.
+      await this.#recoverPages(handled, async () => {
+        const page = await store.executions.listByStatus([ExecutionStatus.Running], SWEEP_PAGE);
+        const settled = clock.now() - RECOVERY_GRACE_MS;
+        return {
+          full: page.length === SWEEP_PAGE,
+          trees: page.filter((e) => e.executionId === e.rootExecutionId && e.updatedAt < settled),
+        };
+      });
+    } catch (error) {
+      logger.log({
+        level: LogLevel.Error,
+        event: "sweep.failed",
+        message: String(error),
+        fields: {},
+        at: clock.now(),
+      });
+    }
+  }
+
+  /** Stops the sweep's timer; a round in flight finishes its current tree. */
+  stop(): void {
+    this.#sweep?.cancel();
+  }
+}
+
+/** The items in a random order (Fisher–Yates). */
+function shuffled<T>(items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from "node:crypto";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import { LEASE_TTL_MS } from "../services/tree-lease.js";
+import type { Lease } from "../store/lease-repository.js";
+
+/**
+ * Takes execution trees' leases for this process: each acquisition under a holder id of its own.
+ * @internal
+ */
+export class TreeLeases {
+  readonly #services: RuntimeServices;
+  readonly #assertOpen: () => void;
+  readonly #holder = randomUUID();
+  #acquisitions = 0;
+
+  /** `assertOpen` throws once the app is closed: a waiting acquisition gives up then. */
+  constructor(services: RuntimeServices, assertOpen: () => void) {
+    this.#services = services;
+    this.#assertOpen = assertOpen;
+  }
+
+  /** Takes a tree's lease if it is free or lapsed; undefined when another holder has it. */
+  tryAcquire(key: string): Promise<Lease | undefined> {
+    const { store, clock } = this.#services;
+    return store.leases.acquire({ key, holder: this.nextHolder(), now: clock.now(), ttlMs: LEASE_TTL_MS });
+  }
+
+  /**
+   * A holder id for one lease acquisition. Each call that moves a tree holds its lease under its own
+   * id, so a second call in this process (the sweep, a resume, an execute on the same thread) waits
+   * or steps aside like one from another instance, instead of being granted the lease it already holds.
+   */
+  nextHolder(): string {
+    this.#acquisitions += 1;
+    return `${this.#holder}:${this.#acquisitions}`;
+  }
+
+  /** Takes the tree's lease, waiting while another holder has it (until it returns, or its lease lapses). */
+  async acquireWaiting(key: string): Promise<Lease> {
+    const { store, clock } = this.#services;
+    for (;;) {
+      this.#assertOpen();
+      const lease = await store.leases.acquire({
+        key,
+        holder: this.nextHolder(),
+        now: clock.now(),
+        ttlMs: LEASE_TTL_MS,
+      });
+      if (lease !== undefined) return lease;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+}
