@@ -62,146 +62,180 @@ export class TreeMover {
    * store that cannot be reached, ends the pass with that error and leaves the tree to recovery.
    */
   async move(tree: Tree, lease: Lease, first: unknown, withRecord: boolean): Promise<ExecutionOutput> {
-    const { store } = this.#services;
-    const graph = this.#graphs.get(tree.flow.start.cls) as CompiledFlow;
     const controller = new AbortController();
-    const key = lease.key;
-    this.running.set(key, controller);
+    this.running.set(lease.key, controller);
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
     let released = false;
-    // The last record write and the lease's release are issued together so they can share a commit.
-    const releaseLease = async () => {
-      if (released) return;
-      released = true;
-      heartbeat.stop();
-      await store.leases.release(lease);
+    const pass: Pass = {
+      tree,
+      lease,
+      withRecord,
+      controller,
+      graph: this.#graphs.get(tree.flow.start.cls) as CompiledFlow,
+      frame: { ...tree.frame, signal: controller.signal },
+      release: async () => {
+        if (released) return;
+        released = true;
+        heartbeat.stop();
+        await this.#services.store.leases.release(lease);
+      },
     };
-    const frame = { ...tree.frame, signal: controller.signal };
-    const config = { configurable: { thread_id: key } };
-    const tenantId = frame.tenant.tenantId;
     try {
-      let command: unknown = first;
-      let snapshot: Awaited<ReturnType<CompiledFlow["getState"]>> | undefined;
-      let finished: FlowStateValue | undefined;
-      let moved = false;
-      const storedStatus = tree.stored?.status;
-      if (command === CONTINUE && storedStatus !== undefined && ENDED.has(storedStatus)) {
-        // Ended by a pass that ran while this one waited for the lease (an answer it took on the way
-        // failed the tree, say): report how it ended; a Taken pause of it is not run again.
-        snapshot = await graph.getState(config);
-        const ended = await this.#endedElsewhere(
-          tree,
-          tenantId,
-          snapshot.values as FlowStateValue,
-          withRecord,
-        );
-        if (ended !== undefined) return ended;
-      }
-      for (;;) {
-        if (command === CONTINUE) {
-          snapshot = await graph.getState(config);
-          if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
-            // Recorded as started, but its first checkpoint never landed: its process died at the start.
-            throw new ExecutionInterruptedError(frame.executionId);
-          }
-          await this.#withdrawObsolete(tree, snapshot, lease);
-          const map = await this.#resumeMap(tenantId, snapshot);
-          if (Object.keys(map).length > 0) command = new Command({ resume: map });
-          else if (owesWork(snapshot)) command = null;
-          else break;
-        }
-        moved = true;
-        const out = (await ExecutionContext.run(frame, () =>
-          graph.invoke(command as never, {
-            configurable: { thread_id: key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
-            signal: controller.signal,
-            recursionLimit: 10_000,
-          }),
-        )) as FlowStateValue & { __interrupt__?: unknown };
-        if (out.__interrupt__ === undefined) {
-          finished = out;
-          break;
-        }
-        // Before resting, take the pauses resolved while this pass ran (the drain).
-        command = CONTINUE;
-      }
-      if (finished === undefined) {
-        snapshot ??= await graph.getState(config);
-        const waiting =
-          snapshot.next.length === 0
-            ? []
-            : await store.pauses.list({
-                tenantId,
-                rootExecutionId: frame.rootExecutionId,
-                statuses: [PauseStatus.Pending],
-              });
-        if (waiting.length > 0) {
-          const pending = waiting.map((p) => pendingOf(this.#services.assembled, p));
-          const record = this.#recorder.build(
-            tree,
-            ExecutionStatus.Paused,
-            snapshot.values as FlowStateValue,
-            undefined,
-            await this.#recorder.audit(tenantId, frame.rootExecutionId),
-          );
-          await Promise.all([this.#recorder.save(record, lease), releaseLease()]);
-          await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
-          return {
-            status: ExecutionStatus.Paused,
-            output: undefined,
-            threadId: frame.threadId,
-            executionId: frame.executionId,
-            pending,
-            children: record.children ?? [],
-            ...(withRecord ? { record } : {}),
-          };
-        }
-        finished = snapshot.values as FlowStateValue;
-        if (!moved) {
-          const ended = await this.#endedElsewhere(tree, tenantId, finished, withRecord);
-          if (ended !== undefined) return ended;
-        }
-      }
-      const state = finishOutput(tree.flow, finished);
-      const record = this.#recorder.build(
-        tree,
-        ExecutionStatus.Completed,
-        state,
-        undefined,
-        withRecord ? await this.#recorder.audit(tenantId, frame.rootExecutionId) : [],
-      );
-      await Promise.all([this.#recorder.save(record, lease), releaseLease()]);
-      const output: ExecutionOutput = {
-        status: ExecutionStatus.Completed,
-        output: state.run.output,
-        threadId: frame.threadId,
-        executionId: frame.executionId,
-        pending: [],
-        children: record.children ?? [],
-        ...(withRecord ? { record } : {}),
-      };
-      await this.#events.emit("onExecutionFinish", { ...this.#events.base(frame), output });
-      return output;
+      return await this.#run(pass, first);
     } catch (error) {
-      const stopped = controller.signal.aborted ? controller.signal.reason : undefined;
-      // A holder that lost the lease leaves the tree to the new holder: it cleans nothing up.
-      if (isLeaseLost(stopped)) throw stopped;
-      if (isLeaseLost(error)) throw error;
-      // An unreachable store, or an app closing mid-pass, is no failure of the work: the execution stays
-      // as stored (running, or paused with an answer) and recovery carries it on.
-      if (isInfrastructureFault(error) || stopped instanceof AppClosedError) {
-        this.#leftForRecovery(frame, stopped ?? error);
-        throw stopped ?? error;
-      }
-      const cancelled = stopped !== undefined;
-      const thrown = cancelled && stopped instanceof Error ? stopped : error;
-      await this.#fail(tree, lease, cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed, thrown);
-      throw thrown;
+      throw await this.#stopped(pass, error);
     } finally {
-      this.running.delete(key);
+      this.running.delete(lease.key);
       heartbeat.stop();
-      await releaseLease().catch(() => undefined);
+      await pass.release().catch(() => undefined);
     }
+  }
+
+  /** The body of a pass: runs the graph until it interrupts with nothing left to take, or finishes. */
+  async #run(pass: Pass, first: unknown): Promise<ExecutionOutput> {
+    const { tree, frame } = pass;
+    const storedStatus = tree.stored?.status;
+    if (first === CONTINUE && storedStatus !== undefined && ENDED.has(storedStatus)) {
+      // Ended by a pass that ran while this one waited for the lease (an answer it took on the way
+      // failed the tree, say): report how it ended; a Taken pause of it is not run again.
+      const snapshot = await pass.graph.getState(configOf(pass));
+      const ended = await this.#endedElsewhere(pass, snapshot.values as FlowStateValue);
+      if (ended !== undefined) return ended;
+    }
+    const ran = await this.#advance(pass, first);
+    if (ran.finished !== undefined) return this.#complete(pass, ran.finished);
+    const snapshot = ran.snapshot ?? (await pass.graph.getState(configOf(pass)));
+    const waiting =
+      snapshot.next.length === 0
+        ? []
+        : await this.#services.store.pauses.list({
+            tenantId: frame.tenant.tenantId,
+            rootExecutionId: frame.rootExecutionId,
+            statuses: [PauseStatus.Pending],
+          });
+    if (waiting.length > 0) return this.#restPaused(pass, snapshot, waiting);
+    const finished = snapshot.values as FlowStateValue;
+    if (!ran.moved) {
+      const ended = await this.#endedElsewhere(pass, finished);
+      if (ended !== undefined) return ended;
+    }
+    return this.#complete(pass, finished);
+  }
+
+  /**
+   * Invokes the graph from `first` (a start command, or `CONTINUE`: every answered or withdrawn pause,
+   * or the step cut off mid-way), and again after each interrupt while pauses were resolved meanwhile
+   * (the drain). Returns the finished state, or the last snapshot when the tree waits.
+   */
+  async #advance(
+    pass: Pass,
+    first: unknown,
+  ): Promise<{ finished?: FlowStateValue; snapshot?: Snapshot; moved: boolean }> {
+    const { graph, frame, lease } = pass;
+    let command = first;
+    let snapshot: Snapshot | undefined;
+    let moved = false;
+    for (;;) {
+      if (command === CONTINUE) {
+        snapshot = await graph.getState(configOf(pass));
+        if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
+          // Recorded as started, but its first checkpoint never landed: its process died at the start.
+          throw new ExecutionInterruptedError(frame.executionId);
+        }
+        await this.#withdrawObsolete(pass.tree, snapshot, lease);
+        const map = await this.#resumeMap(frame.tenant.tenantId, snapshot);
+        if (Object.keys(map).length > 0) command = new Command({ resume: map });
+        else if (owesWork(snapshot)) command = null;
+        else return { snapshot, moved };
+      }
+      moved = true;
+      const out = (await ExecutionContext.run(frame, () =>
+        graph.invoke(command as never, {
+          configurable: { thread_id: lease.key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
+          signal: pass.controller.signal,
+          recursionLimit: 10_000,
+        }),
+      )) as FlowStateValue & { __interrupt__?: unknown };
+      if (out.__interrupt__ === undefined) return { finished: out, moved };
+      // Before resting, take the pauses resolved while this pass ran (the drain).
+      command = CONTINUE;
+    }
+  }
+
+  /** Rests the tree paused: its record (under the lease) and the lease's release share a commit. */
+  async #restPaused(
+    pass: Pass,
+    snapshot: Snapshot,
+    waiting: readonly PauseRecord[],
+  ): Promise<ExecutionOutput> {
+    const { tree, frame, lease } = pass;
+    const pending = waiting.map((p) => pendingOf(this.#services.assembled, p));
+    const record = this.#recorder.build(
+      tree,
+      ExecutionStatus.Paused,
+      snapshot.values as FlowStateValue,
+      undefined,
+      await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
+    );
+    await Promise.all([this.#recorder.save(record, lease), pass.release()]);
+    await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
+    return {
+      status: ExecutionStatus.Paused,
+      output: undefined,
+      threadId: frame.threadId,
+      executionId: frame.executionId,
+      pending,
+      children: record.children ?? [],
+      ...(pass.withRecord ? { record } : {}),
+    };
+  }
+
+  /** Ends the tree completed: its output validated, its record stored under the lease, then the event. */
+  async #complete(pass: Pass, finished: FlowStateValue): Promise<ExecutionOutput> {
+    const { tree, frame, lease, withRecord } = pass;
+    const state = finishOutput(tree.flow, finished);
+    const record = this.#recorder.build(
+      tree,
+      ExecutionStatus.Completed,
+      state,
+      undefined,
+      withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
+    );
+    await Promise.all([this.#recorder.save(record, lease), pass.release()]);
+    const output: ExecutionOutput = {
+      status: ExecutionStatus.Completed,
+      output: state.run.output,
+      threadId: frame.threadId,
+      executionId: frame.executionId,
+      pending: [],
+      children: record.children ?? [],
+      ...(withRecord ? { record } : {}),
+    };
+    await this.#events.emit("onExecutionFinish", { ...this.#events.base(frame), output });
+    return output;
+  }
+
+  /**
+   * What a pass that threw leaves behind, and the error its caller gets. A holder that lost the lease
+   * leaves the tree to the new holder and cleans nothing up; an unreachable store, or an app closing
+   * mid-pass, is no failure of the work (the execution stays as stored, and recovery carries it on);
+   * anything else fails the tree, or cancels it when `app.cancel` stopped the pass.
+   */
+  async #stopped(pass: Pass, error: unknown): Promise<unknown> {
+    const { signal } = pass.controller;
+    const stopped = signal.aborted ? signal.reason : undefined;
+    if (isLeaseLost(stopped)) return stopped;
+    if (isLeaseLost(error)) return error;
+    // Another pass ended the tree and fired its event: this one reports that, and ends nothing.
+    if (error instanceof ExecutionEndedError) return error;
+    if (isInfrastructureFault(error) || stopped instanceof AppClosedError) {
+      this.#leftForRecovery(pass.frame, stopped ?? error);
+      return stopped ?? error;
+    }
+    const cancelled = stopped !== undefined;
+    const thrown = cancelled && stopped instanceof Error ? stopped : error;
+    await this.#fail(pass, cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed, thrown);
+    return thrown;
   }
 
   /**
@@ -209,12 +243,9 @@ export class TreeMover {
    * that ended it reports how it ended, and does not end it again. Undefined when the record does not
    * say it ended (its holder died after the last step): this pass records the end.
    */
-  async #endedElsewhere(
-    tree: Tree,
-    tenantId: string,
-    finished: FlowStateValue,
-    withRecord: boolean,
-  ): Promise<ExecutionOutput | undefined> {
+  async #endedElsewhere(pass: Pass, finished: FlowStateValue): Promise<ExecutionOutput | undefined> {
+    const { tree, withRecord } = pass;
+    const tenantId = tree.frame.tenant.tenantId;
     const { frame } = tree;
     const stored = await this.#services.store.executions.findByTenantIdAndExecutionId(
       tenantId,
@@ -249,11 +280,11 @@ export class TreeMover {
    * and fires nothing; a record that could not be stored fires nothing either (recovery runs the tree
    * again and ends it), so an execution never gets both an error and a finish.
    */
-  async #fail(tree: Tree, lease: Lease, status: ExecutionStatus, thrown: unknown): Promise<void> {
+  async #fail(pass: Pass, status: ExecutionStatus, thrown: unknown): Promise<void> {
+    const { tree, lease } = pass;
     const { frame } = tree;
     const tenantId = frame.tenant.tenantId;
-    const graph = this.#graphs.get(tree.flow.start.cls) as CompiledFlow;
-    const state = await graph.getState({ configurable: { thread_id: lease.key } }).catch(() => undefined);
+    const state = await pass.graph.getState(configOf(pass)).catch(() => undefined);
     try {
       await closePending(
         this.#services,
@@ -357,6 +388,28 @@ export class TreeMover {
     }
     return map;
   }
+}
+
+/** A snapshot of a compiled flow's state. */
+type Snapshot = Awaited<ReturnType<CompiledFlow["getState"]>>;
+
+/** What one pass holds while it moves a tree. */
+interface Pass {
+  readonly tree: Tree;
+  readonly lease: Lease;
+  readonly withRecord: boolean;
+  readonly graph: CompiledFlow;
+  /** Aborted by `app.cancel`, `app.close`, or a heartbeat that found a newer holder. */
+  readonly controller: AbortController;
+  /** The tree's frame, with the pass's signal. */
+  readonly frame: ExecutionFrame;
+  /** Releases the lease once (the last record write and the release are issued together). */
+  readonly release: () => Promise<void>;
+}
+
+/** The LangGraph config that reads a tree's state. */
+function configOf(pass: Pass) {
+  return { configurable: { thread_id: pass.lease.key } };
 }
 
 /** Whether an error is (or was caused by) a lost lease. */
