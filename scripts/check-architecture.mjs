@@ -70,7 +70,9 @@ const problems = [];
 
 for (const folder of new Set(all.map(folderOf))) {
   if (folder !== ENTRY && !layerOf.has(folder)) {
-    problems.push(`folder ${folder}/ is in no layer: add it to LAYERS (scripts/check-architecture.mjs) and docs/architecture.md`);
+    problems.push(
+      `folder ${folder}/ is in no layer: add it to LAYERS (scripts/check-architecture.mjs) and docs/architecture.md`,
+    );
   }
 }
 
@@ -86,7 +88,9 @@ for (const [file, targets] of graph) {
     }
     if (from === to) continue;
     if ((layerOf.get(to) ?? -1) > (layerOf.get(from) ?? -1)) {
-      problems.push(`${relative(src, file)} (${from}/) imports ${relative(src, target)} from a higher layer (${to}/)`);
+      problems.push(
+        `${relative(src, file)} (${from}/) imports ${relative(src, target)} from a higher layer (${to}/)`,
+      );
     }
   }
 }
@@ -141,4 +145,6 @@ if (problems.length > 0) {
   console.error(`architecture: ${problems.length} problem(s) in packages/core/src`);
   process.exit(1);
 }
-console.log(`architecture: ${all.length} files, ${LAYERS.length} layers, no cycles, every import points down`);
+console.log(
+  `architecture: ${all.length} files, ${LAYERS.length} layers, no cycles, every import points down`,
+);
