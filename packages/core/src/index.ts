@@ -97,6 +97,7 @@ export { type DtoIssue, DtoValidationError } from "./errors/dto-validation-error
 export * from "./errors/error-codes.js";
 export {
   AppClosedError,
+  ChannelTimeoutError,
   ExecutionCancelledError,
   ModelUnservedError,
   NoExecutionContextError,
@@ -181,6 +182,7 @@ export {
 export {
   NotPausedError,
   PauseAnswererError,
+  PauseIdTakenError,
   ReplyInterpreterMissingError,
   UninterpretableReplyError,
   UnknownPauseError,

@@ -15,6 +15,7 @@ import {
   type Tenant,
 } from "../container/execution-context.js";
 import { maskWith } from "../dto/sensitive.js";
+import { ChannelTimeoutError } from "../errors/runtime-errors.js";
 import { LogLevel } from "../logging/logger.js";
 import type { PauseAnswer, PauseRecord } from "../pauses/pause-record.js";
 import { PauseAnswerer, type PauseCancellation, PauseKind, PauseResolution } from "../pauses/pause-status.js";
@@ -192,7 +193,7 @@ export async function tellWithdrawn(
     if (typeof handler.withdraw !== "function") return;
     const timedOut = new Promise<never>((_, reject) => {
       timer = services.clock.setTimer(timeoutMs, () => {
-        const error = new Error(`withdraw did not return within ${timeoutMs} ms`);
+        const error = new ChannelTimeoutError(channel.name, "withdraw", timeoutMs);
         controller.abort(error);
         reject(error);
       });

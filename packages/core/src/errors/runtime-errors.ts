@@ -68,3 +68,15 @@ export class NoExecutionContextError extends AgbossError {
     );
   }
 }
+
+/** A channel's method (a withdrawal, say) did not return within its tool's timeout on the Clock. */
+export class ChannelTimeoutError extends AgbossError {
+  static override readonly kind: string = "ChannelTimeoutError";
+  constructor(channel: string, method: string, timeoutMs: number) {
+    super(
+      ErrorCode.ChannelTimeout,
+      `Channel "${channel}" did not return from ${method} within ${timeoutMs} ms; it was given up on. ` +
+        "Make the channel's call faster, or raise the tool's timeout.",
+    );
+  }
+}

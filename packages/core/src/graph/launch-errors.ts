@@ -1,4 +1,5 @@
 import { AgbossError } from "../errors/agboss-error.js";
+import { ErrorCode } from "../errors/error-codes.js";
 
 /** Thrown inside a branch whose pause was withdrawn: the branch stops, and its launch's join goes on. @internal */
 export class BranchWithdrawnError extends AgbossError {
@@ -7,7 +8,7 @@ export class BranchWithdrawnError extends AgbossError {
   readonly launch: { readonly executionId: string; readonly launchId: string } | undefined;
   constructor(pauseId: string, launch?: { readonly executionId: string; readonly launchId: string }) {
     super(
-      "branch.withdrawn",
+      ErrorCode.BranchWithdrawn,
       `The branch waiting on pause "${pauseId}" was withdrawn: its launch no longer needs it.`,
     );
     this.launch = launch;
@@ -20,7 +21,7 @@ export class JoinDeadlineError extends AgbossError {
   readonly launchId: string;
   constructor(launchId: string, deadlineMs: number) {
     super(
-      "join.deadline",
+      ErrorCode.JoinDeadline,
       `Launch ${launchId} did not finish within its deadline of ${deadlineMs} ms (application clock, pauses included); its unfinished branches were withdrawn. Handle it with .onJoinError(JoinDeadlineError, …) or give the launch more time.`,
     );
     this.launchId = launchId;

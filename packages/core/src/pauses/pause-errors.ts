@@ -85,3 +85,15 @@ export class UninterpretableReplyError extends AgbossError {
     this.reason = reason;
   }
 }
+
+/** A store was asked to create a pause whose id another pause of the tenant already has. */
+export class PauseIdTakenError extends AgbossError {
+  static override readonly kind: string = "PauseIdTakenError";
+  constructor(pauseId: string) {
+    super(
+      ErrorCode.PauseIdTaken,
+      `Another pause already has the id "${pauseId}". Pause ids are random 128-bit values: a repeat means ` +
+        "the caller reused one; create the pause with a fresh id.",
+    );
+  }
+}

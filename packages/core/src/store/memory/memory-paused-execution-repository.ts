@@ -1,3 +1,4 @@
+import { PauseIdTakenError } from "../../pauses/pause-errors.js";
 import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "../../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../../pauses/pause-status.js";
 import type { PausedExecutionRepository } from "../../pauses/paused-execution-repository.js";
@@ -29,7 +30,7 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
     const existing = this.#byIdempotencyKey.get(key(record.tenantId, record.idempotencyKey));
     if (existing !== undefined) return copy(this.#pauses.get(key(record.tenantId, existing))!);
     if (this.#pauses.has(key(record.tenantId, record.pauseId))) {
-      throw new Error(`Another pause already has the id "${record.pauseId}".`);
+      throw new PauseIdTakenError(record.pauseId);
     }
     this.#pauses.set(key(record.tenantId, record.pauseId), stored);
     this.#byIdempotencyKey.set(key(record.tenantId, record.idempotencyKey), record.pauseId);
