@@ -162,7 +162,10 @@ export class TreeMover {
     }
   }
 
-  /** Rests the tree paused: its record (under the lease) and the lease's release share a commit. */
+  /**
+   * Rests the tree paused: its record is stored under the lease, then the lease is released. In that
+   * order: a release that landed first would let another holder in before the record's fence check.
+   */
   async #restPaused(
     pass: Pass,
     snapshot: Snapshot,
@@ -177,7 +180,8 @@ export class TreeMover {
       undefined,
       await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
     );
-    await Promise.all([this.#recorder.save(record, lease), pass.release()]);
+    await this.#recorder.save(record, lease);
+    await pass.release();
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
     return {
       status: ExecutionStatus.Paused,
@@ -201,7 +205,8 @@ export class TreeMover {
       undefined,
       withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
     );
-    await Promise.all([this.#recorder.save(record, lease), pass.release()]);
+    await this.#recorder.save(record, lease);
+    await pass.release();
     const output: ExecutionOutput = {
       status: ExecutionStatus.Completed,
       output: state.run.output,
@@ -403,7 +408,7 @@ interface Pass {
   readonly controller: AbortController;
   /** The tree's frame, with the pass's signal. */
   readonly frame: ExecutionFrame;
-  /** Releases the lease once (the last record write and the release are issued together). */
+  /** Releases the lease once, after the pass's last record write. */
   readonly release: () => Promise<void>;
 }
 
