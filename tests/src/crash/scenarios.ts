@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CRASH_TENANT } from "./constants.js";
 import { type CrashRun, RECOVER_OFFSET_MS, type Row, type Started, type StoreKind } from "./harness.js";
 import { PointMissedError, type Worker, type WorkerLine } from "./processes.js";
 
@@ -120,7 +121,7 @@ async function killTrial(
         break;
       case "pause-taken":
         await run.until(
-          async () => (await run.db.pauseStatus("crash", e.pauseId)) === "taken",
+          async () => (await run.db.pauseStatus(CRASH_TENANT, e.pauseId)) === "taken",
           w,
           "the pause taken",
         );
@@ -244,7 +245,7 @@ export async function storm(run: CrashRun, title: string, every: number | "once"
   for (let round = 0; round <= STORM_RESTARTS; round++) {
     const pending: string[] = [];
     for (const e of executions)
-      if ((await run.db.pauseStatus("crash", e.pauseId)) === "pending") pending.push(e.pauseId);
+      if ((await run.db.pauseStatus(CRASH_TENANT, e.pauseId)) === "pending") pending.push(e.pauseId);
     if (pending.length === 0) break;
     const file = join(run.dir, `pauses-${round}.json`);
     writeFileSync(file, JSON.stringify(pending));
