@@ -230,13 +230,20 @@ export async function tellWithdrawn(
  */
 export async function closePending(
   services: RuntimeServices,
-  tenantId: string,
-  rootExecutionId: string,
-  resolution: PauseCancellation,
-  filter: (pause: PauseRecord) => boolean = () => true,
-  fence?: Fence,
-  answerOf?: (pause: PauseRecord) => PauseAnswer | undefined,
+  args: {
+    readonly tenantId: string;
+    readonly rootExecutionId: string;
+    readonly resolution: PauseCancellation;
+    /** Which pending pauses to close; all of the tree's by default. */
+    readonly filter?: (pause: PauseRecord) => boolean;
+    /** The lease of the pass that closes them, when a pass does. */
+    readonly fence?: Fence | undefined;
+    /** What to keep as each closed pause's answer (the launch that withdrew it). */
+    readonly answerOf?: (pause: PauseRecord) => PauseAnswer | undefined;
+  },
 ): Promise<PauseRecord[]> {
+  const { tenantId, rootExecutionId, resolution, fence, answerOf } = args;
+  const filter = args.filter ?? (() => true);
   const { store, clock } = services;
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
   const closed: PauseRecord[] = [];

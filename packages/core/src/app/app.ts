@@ -199,7 +199,7 @@ export class App {
           createdAt: thread?.createdAt ?? startedAt,
           updatedAt: startedAt,
         }),
-        this.#recorder.save(this.#recorder.build(tree, ExecutionStatus.Running, undefined, undefined, [])),
+        this.#recorder.save(this.#recorder.build(tree, { status: ExecutionStatus.Running, pauses: [] })),
       ]);
     } catch (error) {
       await store.leases.release(lease);
@@ -209,12 +209,12 @@ export class App {
       ...this.#events.base(tree.frame),
       input: maskWith(flow.start.input.schema, value),
     });
-    return this.#mover.move(
+    return this.#mover.move({
       tree,
       lease,
-      { run: { reset: { executionId, input: value } } },
-      options.record === true,
-    );
+      first: { run: { reset: { executionId, input: value } } },
+      withRecord: options.record === true,
+    });
   }
 
   /**
@@ -233,7 +233,7 @@ export class App {
       writeAudit(this.#services, { ...resolved, resolution: PauseResolution.Replied }),
       this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`),
     ]);
-    return this.#moveAnswered(lease, resolved, responder, options.record === true);
+    return this.#moveAnswered({ lease, resolved, responder, withRecord: options.record === true });
   }
 
   /**
@@ -254,7 +254,7 @@ export class App {
     await writeAudit(this.#services, { ...resolved, resolution: PauseResolution.Replied });
     const moving = (async () => {
       const lease = await this.#leases.acquireWaiting(`${tenantId}/${resolved.threadId}`);
-      await this.#moveAnswered(lease, resolved, responder, false);
+      await this.#moveAnswered({ lease, resolved, responder, withRecord: false });
     })().catch((error: unknown) => {
       if (error instanceof AppClosedError) return;
       const { logger, clock } = this.#services;
@@ -282,12 +282,13 @@ export class App {
   }
 
   /** Phase 2: reads the answered tree under its lease, marks it running, and moves it, taking every answered pause. */
-  async #moveAnswered(
-    lease: Lease,
-    resolved: PauseRecord,
-    responder: string,
-    withRecord: boolean,
-  ): Promise<ExecutionOutput> {
+  async #moveAnswered(args: {
+    readonly lease: Lease;
+    readonly resolved: PauseRecord;
+    readonly responder: string;
+    readonly withRecord: boolean;
+  }): Promise<ExecutionOutput> {
+    const { lease, resolved, responder, withRecord } = args;
     let tree: Tree;
     try {
       // Read under the lease: a holder that ran while this call waited may have ended the tree.
@@ -304,7 +305,7 @@ export class App {
       pauseId: resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined,
       answeredBy: responder,
     });
-    return this.#mover.move(tree, lease, CONTINUE, withRecord);
+    return this.#mover.move({ tree, lease, first: CONTINUE, withRecord });
   }
 
   /** The application's pauses, for an inbox or an admin panel. A Channel pause's id is never shown. */
@@ -334,7 +335,11 @@ export class App {
       latest.status === ExecutionStatus.Failed
     )
       return;
-    await closePending(this.#services, tenantId, latest.rootExecutionId, PauseResolution.Cancelled);
+    await closePending(this.#services, {
+      tenantId,
+      rootExecutionId: latest.rootExecutionId,
+      resolution: PauseResolution.Cancelled,
+    });
     const record = latest.record as ExecutionRecord;
     await store.executions.save({
       ...latest,

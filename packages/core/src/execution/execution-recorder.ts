@@ -31,11 +31,17 @@ export class ExecutionRecorder {
 
   build(
     tree: Tree,
-    status: ExecutionStatus,
-    state: FlowStateValue | undefined,
-    error: unknown,
-    pauses: readonly PauseEntry[],
+    args: {
+      readonly status: ExecutionStatus;
+      /** The tree's state, when it has one (its steps, output and children are read from it). */
+      readonly state?: FlowStateValue | undefined;
+      /** What failed it, for a failed execution. */
+      readonly error?: unknown;
+      /** The audit trail to show with it. */
+      readonly pauses: readonly PauseEntry[];
+    },
   ): ExecutionRecord {
+    const { status, state, error, pauses } = args;
     const { frame, flow } = tree;
     const ownRun = state?.run.executionId === frame.executionId ? state.run : undefined;
     const steps = ownRun?.steps ?? [];

@@ -61,7 +61,15 @@ export class TreeMover {
    * `onExecutionError`, after the record that says so is stored. A holder that lost the lease, or a
    * store that cannot be reached, ends the pass with that error and leaves the tree to recovery.
    */
-  async move(tree: Tree, lease: Lease, first: unknown, withRecord: boolean): Promise<ExecutionOutput> {
+  async move(args: {
+    readonly tree: Tree;
+    readonly lease: Lease;
+    /** A start command, or `CONTINUE` to go on from the tree's last checkpoint. */
+    readonly first: unknown;
+    /** Return the execution record with the output. */
+    readonly withRecord: boolean;
+  }): Promise<ExecutionOutput> {
+    const { tree, lease, first, withRecord } = args;
     const controller = new AbortController();
     this.running.set(lease.key, controller);
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
@@ -173,13 +181,11 @@ export class TreeMover {
   ): Promise<ExecutionOutput> {
     const { tree, frame, lease } = pass;
     const pending = waiting.map((p) => pendingOf(this.#services.assembled, p));
-    const record = this.#recorder.build(
-      tree,
-      ExecutionStatus.Paused,
-      snapshot.values as FlowStateValue,
-      undefined,
-      await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
-    );
+    const record = this.#recorder.build(tree, {
+      status: ExecutionStatus.Paused,
+      state: snapshot.values as FlowStateValue,
+      pauses: await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
+    });
     await this.#recorder.save(record, lease);
     await pass.release();
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
@@ -198,13 +204,11 @@ export class TreeMover {
   async #complete(pass: Pass, finished: FlowStateValue): Promise<ExecutionOutput> {
     const { tree, frame, lease, withRecord } = pass;
     const state = finishOutput(tree.flow, finished);
-    const record = this.#recorder.build(
-      tree,
-      ExecutionStatus.Completed,
+    const record = this.#recorder.build(tree, {
+      status: ExecutionStatus.Completed,
       state,
-      undefined,
-      withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
-    );
+      pauses: withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
+    });
     await this.#recorder.save(record, lease);
     await pass.release();
     const output: ExecutionOutput = {
@@ -271,7 +275,7 @@ export class TreeMover {
       ...(withRecord
         ? {
             record: {
-              ...this.#recorder.build(tree, ExecutionStatus.Completed, state, undefined, []),
+              ...this.#recorder.build(tree, { status: ExecutionStatus.Completed, state, pauses: [] }),
               pauses: await this.#recorder.audit(tenantId, frame.rootExecutionId),
             },
           }
@@ -291,17 +295,20 @@ export class TreeMover {
     const tenantId = frame.tenant.tenantId;
     const state = await pass.graph.getState(configOf(pass)).catch(() => undefined);
     try {
-      await closePending(
-        this.#services,
+      await closePending(this.#services, {
         tenantId,
-        frame.rootExecutionId,
-        PauseResolution.Cancelled,
-        undefined,
-        lease,
-      );
+        rootExecutionId: frame.rootExecutionId,
+        resolution: PauseResolution.Cancelled,
+        fence: lease,
+      });
       const audit = await this.#recorder.audit(tenantId, frame.rootExecutionId);
       await this.#recorder.save(
-        this.#recorder.build(tree, status, state?.values as FlowStateValue | undefined, thrown, audit),
+        this.#recorder.build(tree, {
+          status,
+          state: state?.values as FlowStateValue | undefined,
+          error: thrown,
+          pauses: audit,
+        }),
         lease,
       );
     } catch (recording) {
@@ -351,20 +358,19 @@ export class TreeMover {
       ((pause.step as PauseStep).branch?.launches ?? []).find((l) =>
         decided.some((d) => d.executionId === l.executionId && d.launchId === l.launchId),
       );
-    await closePending(
-      this.#services,
-      tree.frame.tenant.tenantId,
-      tree.frame.rootExecutionId,
-      PauseResolution.Withdrawn,
-      (pause) => by(pause) !== undefined,
-      lease,
-      (pause) => {
+    await closePending(this.#services, {
+      tenantId: tree.frame.tenant.tenantId,
+      rootExecutionId: tree.frame.rootExecutionId,
+      resolution: PauseResolution.Withdrawn,
+      filter: (pause) => by(pause) !== undefined,
+      fence: lease,
+      answerOf: (pause) => {
         const launch = by(pause);
         return launch === undefined
           ? undefined
           : { withdrawnBy: { executionId: launch.executionId, launchId: launch.launchId } };
       },
-    );
+    });
   }
 
   /** Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to its pause. */

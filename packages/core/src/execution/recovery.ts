@@ -100,7 +100,7 @@ export class Recovery {
       fields: { executionId: rootExecutionId, tenantId },
       at: clock.now(),
     });
-    await this.#mover.move(tree, lease, CONTINUE, false).catch(() => undefined);
+    await this.#mover.move({ tree, lease, first: CONTINUE, withRecord: false }).catch(() => undefined);
     return true;
   }
 
