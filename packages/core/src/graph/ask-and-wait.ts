@@ -7,7 +7,7 @@ import {
   tellWithdrawn,
   writeAudit,
 } from "../answering/pause-book.js";
-import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
+import type { AssembledAgent, AssembledChannel, AssembledTool } from "../assembly/assembled-application.js";
 import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
@@ -99,50 +99,100 @@ function withPause(outcome: Approval, pause: PauseRecord): Approval {
   };
 }
 
+/** The tool call {@link awaitApproval} asks about, and where it runs. @internal */
+export interface ApprovalRequest {
+  agent: AssembledAgent;
+  tool: AssembledTool;
+  call: ChatToolCall;
+  input: unknown;
+  nodeId: string;
+  loop: LoopState;
+  step: StepContext;
+  fence: Fence | undefined;
+  branch?: BranchPath | undefined;
+}
+
+/** One call's asking, as the steps of {@link awaitApproval} share it. */
+interface Asking {
+  readonly services: RuntimeServices;
+  readonly request: ApprovalRequest;
+  /** The tool's channel (a tool that asks has one). */
+  readonly channel: AssembledChannel;
+  /** The execution frame the step runs in. */
+  readonly frame: ExecutionFrame;
+  readonly tenantId: string;
+  /** What the channel is asked: the call, as the pause keeps it. */
+  readonly ask: ChannelAskValue<unknown>;
+}
+
 /**
  * Asks the tool's channel about a call and waits for the answer. The pause record is found or created
  * by the step's idempotency key, so a re-entered step (a sibling's answer, a retry after a crash) finds
  * the same pauseId and never sends twice; a still-waiting pause interrupts the task.
  * @internal
  */
-export async function awaitApproval(
-  services: RuntimeServices,
-  args: {
-    agent: AssembledAgent;
-    tool: AssembledTool;
-    call: ChatToolCall;
-    input: unknown;
-    nodeId: string;
-    loop: LoopState;
-    step: StepContext;
-    fence: Fence | undefined;
-    branch?: BranchPath | undefined;
-  },
-): Promise<Approval> {
-  const { store, clock, container } = services;
-  const { agent, tool, call, input, step, fence } = args;
-  const channel = tool.channel as NonNullable<AssembledTool["channel"]>;
+export async function awaitApproval(services: RuntimeServices, args: ApprovalRequest): Promise<Approval> {
   const frame = ExecutionContext.current() as ExecutionFrame;
-  const tenantId = frame.tenant.tenantId;
-  const ask: ChannelAskValue<unknown> = {
-    tool: tool.name,
-    agent: agent.name,
-    callId: call.id,
-    arguments: input as Record<string, unknown>,
+  const asking: Asking = {
+    services,
+    request: args,
+    channel: args.tool.channel as NonNullable<AssembledTool["channel"]>,
+    frame,
+    tenantId: frame.tenant.tenantId,
+    ask: {
+      tool: args.tool.name,
+      agent: args.agent.name,
+      callId: args.call.id,
+      arguments: args.input as Record<string, unknown>,
+    },
   };
-  const innermost = args.branch?.launches.at(-1);
+  let pause = await findOrCreatePause(asking);
+  if (pause.status === PauseStatus.Pending && !pause.isSent) {
+    const atOnce = await sendOnce(asking, pause);
+    if (atOnce !== undefined) return atOnce;
+    pause = await reread(asking, pause);
+  }
+  pause = await waitAndTake(asking, pause);
+  return approvalOf(asking, pause);
+}
+
+/** An {@link AgentFailedError} of the asking agent, at its node. */
+function failed(asking: Asking, reason: string, options?: { cause?: unknown }): AgentFailedError {
+  return new AgentFailedError(asking.request.agent.name, asking.request.nodeId, reason, options);
+}
+
+/** The pause as the store holds it now. */
+async function reread(asking: Asking, pause: PauseRecord): Promise<PauseRecord> {
+  return (await asking.services.store.pauses.findByTenantIdAndPauseId(
+    asking.tenantId,
+    pause.pauseId,
+  )) as PauseRecord;
+}
+
+/** Where the pause waits, as its record keeps it: the step, its branch and its frame. */
+function pauseStepOf(asking: Asking): PauseStep {
+  const { agent, nodeId, loop, call, branch, step } = asking.request;
+  const innermost = branch?.launches.at(-1);
   const context: StepContext =
     innermost?.itemIndex === undefined ? step : { ...step, itemIndex: innermost.itemIndex };
-  const pauseStep: PauseStep = {
-    record: stepRecord(agent, args.nodeId, args.loop, call, args.branch),
+  return {
+    record: stepRecord(agent, nodeId, loop, call, branch),
     context,
-    ...(args.branch === undefined ? {} : { branch: args.branch }),
-    tenant: frame.tenant,
-    workflow: frame.workflow,
-    env: frame.env,
+    ...(branch === undefined ? {} : { branch }),
+    tenant: asking.frame.tenant,
+    workflow: asking.frame.workflow,
+    env: asking.frame.env,
   };
+}
+
+/** Finds the step's pause by its idempotency key, or creates it Pending and not yet sent. */
+async function findOrCreatePause(asking: Asking): Promise<PauseRecord> {
+  const { services, request, channel, frame, tenantId, ask } = asking;
+  const { store, clock } = services;
+  const { step, agent, fence } = request;
+  const pauseStep = pauseStepOf(asking);
   // A re-entered step (the usual case on a resume) finds its record with a read; only a first visit writes.
-  let pause =
+  return (
     (await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, step.idempotencyKey as string)) ??
     (await store.pauses.findOrCreate(
       {
@@ -166,103 +216,148 @@ export async function awaitApproval(
         resolvedAt: undefined,
       },
       fence,
-    ));
-  if (pause.status === PauseStatus.Pending && !pause.isSent) {
-    const handler = container.get(channel.cls) as ChannelHandler;
-    let outcome: unknown;
-    try {
-      outcome = await ExecutionContext.run({ ...frame, step }, () =>
-        handler.send({
-          pauseId: pause.pauseId,
-          kind: kindOfChannel(channel),
-          value: ask,
-        }),
-      );
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new AgentFailedError(
-        agent.name,
-        args.nodeId,
-        `channel "${channel.name}" failed to ask about ${tool.name}: ${reason}`,
-        { cause: error },
-      );
-    }
-    if (!ChannelOutcome.is(outcome)) {
-      throw new AgentFailedError(
-        agent.name,
-        args.nodeId,
-        `channel "${channel.name}" returned something other than ChannelOutcome.awaitReply() or ${
-          channel.answer === undefined ? "ChannelOutcome.decided(…)" : "ChannelOutcome.answered(…)"
-        }.`,
-      );
-    }
-    if (outcome.kind !== "await-reply") {
-      const question = channel.answer !== undefined;
-      if (question !== (outcome.kind === "answered")) {
-        throw new AgentFailedError(
-          agent.name,
-          args.nodeId,
-          question
-            ? `channel "${channel.name}" asks a question (its answer is a ${channel.answer?.name}): answer at once with ChannelOutcome.answered(…), not decided(…).`
-            : `channel "${channel.name}" approves calls: decide at once with ChannelOutcome.decided(…), not answered(…).`,
-        );
-      }
-      let value: PauseAnswerValue;
-      try {
-        value = validatePauseAnswer(tool, outcome.kind === "answered" ? outcome.answer : outcome.decision);
-      } catch (error) {
-        throw new AgentFailedError(
-          agent.name,
-          args.nodeId,
-          `channel "${channel.name}" ${question ? "answered with an invalid answer" : "decided with an invalid decision"}.`,
-          { cause: error },
-        );
-      }
-      const taken = await store.pauses.take(
-        tenantId,
-        pause.pauseId,
-        { at: clock.now(), answer: value, resolution: PauseResolution.Decided },
-        fence,
-      );
-      if (taken !== undefined) {
-        await writeAudit(services, taken);
-        return withPause(outcomeOf(value, input, channel.name), taken);
-      }
-    } else {
-      const ref = checkedRef(outcome.ref, () => `channel "${channel.name}"`);
-      if (ref instanceof Error) throw new AgentFailedError(agent.name, args.nodeId, ref.message);
-      const sent = await store.pauses.markSent(tenantId, pause.pauseId, fence, ref);
-      if (sent === undefined) {
-        const now = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
-        // Closed while send was still returning: this step tells the channel, now that it can.
-        if (now.status === PauseStatus.Cancelled)
-          await tellWithdrawn(
-            services,
-            { ...now, isSent: true },
-            now.resolution as "withdrawn" | "cancelled",
-          );
-      }
-    }
-    pause = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
-  }
-  if (pause.status === PauseStatus.Pending) {
-    interrupt({ pauseId: pause.pauseId });
-    pause = (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord;
-  }
-  if (pause.status === PauseStatus.Resolved) {
-    const taken = await store.pauses.take(tenantId, pause.pauseId, { at: clock.now() }, fence);
-    pause = taken ?? ((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) as PauseRecord);
-  }
-  if (pause.status === PauseStatus.Pending || pause.status === PauseStatus.Resolved) {
-    throw new AgentFailedError(
-      agent.name,
-      args.nodeId,
-      `pause ${pause.pauseId} was resumed but holds no answer.`,
+    ))
+  );
+}
+
+/**
+ * Sends the question of a pause not sent yet, and handles what the channel says. An answer given at
+ * once is taken here: returns its Approval, or undefined when the take found the pause no longer
+ * Pending. `await-reply` marks the pause sent with the channel's ref and returns undefined.
+ */
+async function sendOnce(asking: Asking, pause: PauseRecord): Promise<Approval | undefined> {
+  const outcome = await send(asking, pause);
+  if (outcome.kind !== "await-reply") return takeAtOnce(asking, pause, outcome);
+  await markSent(asking, pause, outcome.ref);
+  return undefined;
+}
+
+/** Calls the channel's `send` in the step's frame; a throw, or anything but a ChannelOutcome, fails the agent. */
+async function send(asking: Asking, pause: PauseRecord): Promise<ChannelOutcome> {
+  const { services, request, channel, frame, ask } = asking;
+  const handler = services.container.get(channel.cls) as ChannelHandler;
+  let outcome: unknown;
+  try {
+    outcome = await ExecutionContext.run({ ...frame, step: request.step }, () =>
+      handler.send({
+        pauseId: pause.pauseId,
+        kind: kindOfChannel(channel),
+        value: ask,
+      }),
     );
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw failed(asking, `channel "${channel.name}" failed to ask about ${request.tool.name}: ${reason}`, {
+      cause: error,
+    });
+  }
+  if (!ChannelOutcome.is(outcome)) {
+    throw failed(
+      asking,
+      `channel "${channel.name}" returned something other than ChannelOutcome.awaitReply() or ${
+        channel.answer === undefined ? "ChannelOutcome.decided(…)" : "ChannelOutcome.answered(…)"
+      }.`,
+    );
+  }
+  return outcome;
+}
+
+/**
+ * The channel decided (an approval role) or answered (a question role) at once: checks that the outcome
+ * fits the role, validates it, and takes the pause with it (fenced). Returns the Approval, or undefined
+ * when the take found the pause no longer Pending.
+ */
+async function takeAtOnce(
+  asking: Asking,
+  pause: PauseRecord,
+  outcome: ChannelOutcome,
+): Promise<Approval | undefined> {
+  const { services, request, channel, tenantId } = asking;
+  const question = channel.answer !== undefined;
+  if (question !== (outcome.kind === "answered")) {
+    throw failed(
+      asking,
+      question
+        ? `channel "${channel.name}" asks a question (its answer is a ${channel.answer?.name}): answer at once with ChannelOutcome.answered(…), not decided(…).`
+        : `channel "${channel.name}" approves calls: decide at once with ChannelOutcome.decided(…), not answered(…).`,
+    );
+  }
+  let value: PauseAnswerValue;
+  try {
+    value = validatePauseAnswer(
+      request.tool,
+      outcome.kind === "answered" ? outcome.answer : outcome.decision,
+    );
+  } catch (error) {
+    throw failed(
+      asking,
+      `channel "${channel.name}" ${question ? "answered with an invalid answer" : "decided with an invalid decision"}.`,
+      { cause: error },
+    );
+  }
+  const taken = await services.store.pauses.take(
+    tenantId,
+    pause.pauseId,
+    { at: services.clock.now(), answer: value, resolution: PauseResolution.Decided },
+    request.fence,
+  );
+  if (taken === undefined) return undefined;
+  await writeAudit(services, taken);
+  return withPause(outcomeOf(value, request.input, channel.name), taken);
+}
+
+/**
+ * The channel will wait for a reply: marks the pause sent with the channel's ref (checked to be small
+ * JSON). When the pause was closed while `send` was still returning, the channel is told it is withdrawn.
+ */
+async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown): Promise<void> {
+  const { services, request, channel, tenantId } = asking;
+  const ref = checkedRef(outcomeRef, () => `channel "${channel.name}"`);
+  if (ref instanceof Error) throw failed(asking, ref.message);
+  const sent = await services.store.pauses.markSent(tenantId, pause.pauseId, request.fence, ref);
+  if (sent === undefined) {
+    const now = await reread(asking, pause);
+    // Closed while send was still returning: this step tells the channel, now that it can.
+    if (now.status === PauseStatus.Cancelled)
+      await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
+  }
+}
+
+/**
+ * Waits for the answer: a pause still Pending interrupts the task (the step runs again once it is
+ * answered, and reads it anew); a Resolved pause is taken (fenced), or read again when another run took
+ * it first.
+ */
+async function waitAndTake(asking: Asking, pause: PauseRecord): Promise<PauseRecord> {
+  const { services, request, tenantId } = asking;
+  let now = pause;
+  if (now.status === PauseStatus.Pending) {
+    interrupt({ pauseId: now.pauseId });
+    now = await reread(asking, now);
+  }
+  if (now.status === PauseStatus.Resolved) {
+    const taken = await services.store.pauses.take(
+      tenantId,
+      now.pauseId,
+      { at: services.clock.now() },
+      request.fence,
+    );
+    now = taken ?? (await reread(asking, now));
+  }
+  return now;
+}
+
+/**
+ * How the call goes on from its pause: a pause still without an answer fails the agent, a withdrawn one
+ * stops the branch, and any other is read as an {@link Approval}.
+ */
+function approvalOf(asking: Asking, pause: PauseRecord): Approval {
+  if (pause.status === PauseStatus.Pending || pause.status === PauseStatus.Resolved) {
+    throw failed(asking, `pause ${pause.pauseId} was resumed but holds no answer.`);
   }
   if (pause.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn) {
     // The launch no longer needs this branch: stop it, so its join can go on.
     throw new BranchWithdrawnError(pause.pauseId, pause.answer?.withdrawnBy);
   }
-  return answerOf(pause, input);
+  return answerOf(pause, asking.request.input);
 }
