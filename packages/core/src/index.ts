@@ -148,14 +148,15 @@ export {
   type ReplyInterpreterOptions,
 } from "./interpreters/reply-interpreter.js";
 export * from "./logging/logger.js";
-export type {
-  ChatMessage,
-  ChatModel,
-  ChatRequest,
-  ChatResponse,
-  ChatToolCall,
-  ChatToolSpec,
-  ModelUsage,
+export {
+  ANSWER_TOOL_NAME,
+  type ChatMessage,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type ChatToolCall,
+  type ChatToolSpec,
+  type ModelUsage,
 } from "./models/chat-model.js";
 export {
   Decision,
@@ -172,7 +173,6 @@ export {
   servesModel,
 } from "./models/model-provider.js";
 export {
-  ANSWER_TOOL_NAME,
   callTool,
   replyWith,
   ScriptExhaustedError,

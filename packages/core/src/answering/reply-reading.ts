@@ -10,8 +10,8 @@ import type { ReplyInterpreterHandler } from "../interpreters/component-types.js
 import { ReplyInterpretation } from "../interpreters/reply-interpretation.js";
 import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
 import type { ModelUsage } from "../models/chat-model.js";
+import { ANSWER_TOOL_NAME } from "../models/chat-model.js";
 import { Decision } from "../models/decision-model.js";
-import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
 import { UninterpretableReplyError } from "../pauses/pause-errors.js";
 import type { PauseRecord } from "../pauses/pause-record.js";
 import { PiiRefusedError } from "../pii/pii-refused-error.js";

@@ -7,7 +7,7 @@ import { AgbossError } from "../errors/agboss-error.js";
 import { ErrorCode } from "../errors/error-codes.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatMessage, ChatResponse, ChatToolSpec } from "../models/chat-model.js";
-import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
+import { ANSWER_TOOL_NAME } from "../models/chat-model.js";
 import { declinedTurnMessages } from "../pii/declined-turn.js";
 import { PiiRefusedError } from "../pii/pii-refused-error.js";
 import { PiiUnknownTokenError } from "../pii/pii-unknown-token-error.js";

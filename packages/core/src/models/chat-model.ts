@@ -1,3 +1,6 @@
+/** The name of the tool through which a model gives a structured answer (an agent's output DTO). */
+export const ANSWER_TOOL_NAME = "submit_answer";
+
 /** A tool call the model asked for. */
 export interface ChatToolCall {
   /** The model's id for the call; tool results answer it. */

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import {
   AIMessage,
@@ -63,8 +64,10 @@ export function fromLangChain(model: BaseChatModel): ChatModel {
       const usage = reply.usage_metadata;
       return {
         content: textOf(reply.content),
-        toolCalls: (reply.tool_calls ?? []).map((c, i) => ({
-          id: c.id ?? `call_${i}`,
+        // A provider that sends no id gets a fresh one: a tool call's id is part of its step's
+        // idempotency key, so `call_0` in a later turn must not find the pause of an earlier one.
+        toolCalls: (reply.tool_calls ?? []).map((c) => ({
+          id: c.id === undefined || c.id === "" ? `call_${randomUUID()}` : c.id,
           name: c.name,
           arguments: c.args,
         })),

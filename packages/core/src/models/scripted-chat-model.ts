@@ -1,10 +1,7 @@
 import type { AnyClass } from "../container/component-registry.js";
 import { componentOf } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
-import type { ChatModel, ChatRequest, ChatResponse } from "./chat-model.js";
-
-/** The name of the tool through which a model gives a structured answer. */
-export const ANSWER_TOOL_NAME = "submit_answer";
+import { ANSWER_TOOL_NAME, type ChatModel, type ChatRequest, type ChatResponse } from "./chat-model.js";
 
 /** One scripted model turn: a fixed answer, or a function of the request. */
 export type ScriptedTurn = ChatResponse | ((request: ChatRequest) => ChatResponse | Promise<ChatResponse>);

@@ -1,6 +1,6 @@
 import type { AnyClass } from "../container/component-registry.js";
 import type { ChatMessage } from "../models/chat-model.js";
-import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
+import { ANSWER_TOOL_NAME } from "../models/chat-model.js";
 import type { SensitiveSource } from "../pii/sensitive-values.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
