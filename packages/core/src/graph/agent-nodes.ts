@@ -2,8 +2,10 @@ import { END, Send, START, StateGraph } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
 import type { StepContext } from "../container/execution-context.js";
 import { maskWith } from "../dto/sensitive.js";
+import { hasCause } from "../errors/agboss-error.js";
+import { StoreUnavailableError } from "../errors/app-errors.js";
 import type { ChatToolCall } from "../models/chat-model.js";
-import { ANSWER_TOOL_NAME } from "../models/scripted-chat-model.js";
+import { ANSWER_TOOL_NAME } from "../models/chat-model.js";
 import type { ToolResult } from "../pauses/pause-record.js";
 import type { BranchPath } from "../records/branch-path.js";
 import type { ExecutionStep } from "../records/execution-record.js";
@@ -174,13 +176,30 @@ async function callApprovedTool(
     result = { error: thrown instanceof Error ? thrown.message : String(thrown) };
   }
   if (approval.pauseId === undefined) return result;
-  const kept = await services.store.pauses.saveToolResult(
-    currentFrame().tenant.tenantId,
-    approval.pauseId,
-    result,
-    fence,
-  );
+  const tenantId = currentFrame().tenant.tenantId;
+  const pauseId = approval.pauseId;
+  const kept = await keepTrying(() => services.store.pauses.saveToolResult(tenantId, pauseId, result, fence));
   return kept?.toolResult ?? result;
+}
+
+/** How often, and how long apart, a tool's result is offered again to a store that could not be reached. */
+const KEEP_RESULT_DELAYS_MS = [50, 200, 500, 1_000, 2_000];
+
+/**
+ * Runs an idempotent store write again while the store is unavailable (a lost connection, a commit
+ * whose outcome is unknown): keeping a tool's result is safe to repeat (the first result stays), and
+ * every retry here saves running the tool again on recovery. Other errors, and the last one, are thrown.
+ */
+async function keepTrying<T>(write: () => Promise<T>): Promise<T> {
+  for (const delayMs of KEEP_RESULT_DELAYS_MS) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError || hasCause(error, StoreUnavailableError))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+  return write();
 }
 
 /** Compiles an agent's tool loop as a subgraph; it checkpoints under its step's task. @internal */

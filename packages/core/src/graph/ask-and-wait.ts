@@ -128,7 +128,9 @@ interface Asking {
 /**
  * Asks the tool's channel about a call and waits for the answer. The pause record is found or created
  * by the step's idempotency key, so a re-entered step (a sibling's answer, a retry after a crash) finds
- * the same pauseId and never sends twice; a still-waiting pause interrupts the task.
+ * the same pauseId. A pause marked sent is never sent again; one whose process died after `send` but
+ * before the mark is sent again on recovery, with the same pauseId (at least once, keyed by pause).
+ * A still-waiting pause interrupts the task.
  * @internal
  */
 export async function awaitApproval(services: RuntimeServices, args: ApprovalRequest): Promise<Approval> {
