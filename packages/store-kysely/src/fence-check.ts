@@ -1,4 +1,5 @@
-import { type Fence, LeaseLostError } from "@agboss/core";
+import { LeaseLostError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
 import type { Kysely } from "kysely";
 import { PreparedQuery } from "./prepared-query.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";

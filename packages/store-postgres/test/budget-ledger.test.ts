@@ -1,5 +1,5 @@
-import type { BudgetSpend } from "@agboss/core";
 import { PauseStatus } from "@agboss/core";
+import type { BudgetSpend } from "@agboss/core/store";
 import {
   type AgbossDatabase,
   KyselyStore,

@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from "node:crypto";
-import { type Fence, type LogEntry, PauseStatus, type Store, StoreUnavailableError } from "@agboss/core";
+import { type LogEntry, PauseStatus, type Store, StoreUnavailableError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";

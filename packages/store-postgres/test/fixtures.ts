@@ -1,12 +1,6 @@
 import { randomUUID } from "node:crypto";
-import {
-  FENCE_CONFIG_KEY,
-  type Fence,
-  PauseAnswerer,
-  type PauseRecord,
-  PauseStatus,
-  type Store,
-} from "@agboss/core";
+import { PauseAnswerer, PauseStatus, type Store } from "@agboss/core";
+import { FENCE_CONFIG_KEY, type Fence, type PauseRecord } from "@agboss/core/store";
 
 /** A LangGraph checkpoint, typed through the store's own checkpointer. */
 type TestCheckpoint = Parameters<Store["checkpointer"]["put"]>[1];

@@ -1,10 +1,5 @@
-import {
-  FENCE_CONFIG_KEY,
-  LeaseLostError,
-  PauseResolution,
-  PauseStatus,
-  StoreUnavailableError,
-} from "@agboss/core";
+import { LeaseLostError, PauseResolution, PauseStatus, StoreUnavailableError } from "@agboss/core";
+import { FENCE_CONFIG_KEY } from "@agboss/core/store";
 import {
   type AgbossDatabase,
   KyselyStore,

@@ -1,11 +1,6 @@
 import { randomUUID } from "node:crypto";
-import {
-  type Fence,
-  LeaseLostError,
-  type PauseRecord,
-  PauseStatus,
-  StoreUnavailableError,
-} from "@agboss/core";
+import { LeaseLostError, PauseStatus, StoreUnavailableError } from "@agboss/core";
+import type { Fence, PauseRecord } from "@agboss/core/store";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { type SqliteHandle, SqliteStore, sqliteFaultOf } from "../src/index.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type Fence, LeaseLostError, type PauseRecord, PauseStatus } from "@agboss/core";
+import { LeaseLostError, PauseStatus } from "@agboss/core";
+import type { Fence, PauseRecord } from "@agboss/core/store";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import { type SqliteHandle, SqliteStore } from "../src/index.js";

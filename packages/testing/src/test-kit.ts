@@ -1,7 +1,6 @@
 import {
   type AnyClass,
   type App,
-  appInternals,
   ComponentKind,
   componentOf,
   createApp,
@@ -11,6 +10,7 @@ import {
   type Store,
   type StoreContext,
 } from "@agboss/core";
+import { appInternals } from "@agboss/core/internal";
 import { type MockInstance, vi } from "vitest";
 import { componentLabel } from "./component-label.js";
 import type { MockedInstance } from "./mocked-instance.js";

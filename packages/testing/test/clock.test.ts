@@ -4,14 +4,14 @@ import {
   hours,
   milliseconds,
   PauseAnswerer,
-  type PauseRecord,
   PauseResolution,
   PauseStatus,
-  SWEEP_INTERVAL_MS,
   seconds,
   ToolTimeoutError,
   toMilliseconds,
 } from "@agboss/core";
+import { SWEEP_INTERVAL_MS } from "@agboss/core/internal";
+import type { PauseRecord } from "@agboss/core/store";
 import { describe, expect, test as plainTest, vi } from "vitest";
 import { callTool, replyWith, TEST_CLOCK_START, TestClock, testWith } from "../src/index.js";
 import {

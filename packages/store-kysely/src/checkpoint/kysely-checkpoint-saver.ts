@@ -1,4 +1,4 @@
-import { fenceOf } from "@agboss/core";
+import { fenceOf } from "@agboss/core/store";
 import {
   BaseCheckpointSaver,
   type ChannelVersions,

@@ -1,4 +1,4 @@
-import type { BudgetCharge, BudgetLedgerKey, BudgetLedgerRepository, BudgetSpend } from "@agboss/core";
+import type { BudgetCharge, BudgetLedgerKey, BudgetLedgerRepository, BudgetSpend } from "@agboss/core/store";
 import type { Kysely, Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, BudgetLedgerTable } from "../schema/agboss-database.js";

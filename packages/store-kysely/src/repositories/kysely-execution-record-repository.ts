@@ -1,4 +1,9 @@
-import type { ExecutionRecordRepository, Fence, StoredExecution, StoredPauseAnswer } from "@agboss/core";
+import type {
+  ExecutionRecordRepository,
+  Fence,
+  StoredExecution,
+  StoredPauseAnswer,
+} from "@agboss/core/store";
 import type { Insertable, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { PreparedQuery } from "../prepared-query.js";

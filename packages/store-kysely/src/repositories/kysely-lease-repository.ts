@@ -1,4 +1,4 @@
-import type { Fence, Lease, LeaseRepository } from "@agboss/core";
+import type { Fence, Lease, LeaseRepository } from "@agboss/core/store";
 import type { Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type { LeaseTable } from "../schema/agboss-database.js";

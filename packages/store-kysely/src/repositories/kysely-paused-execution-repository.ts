@@ -1,14 +1,12 @@
-import {
-  type Fence,
-  type PauseAnswer,
-  type PauseAnswerer,
-  type PausedExecutionRepository,
-  type PauseQuery,
-  type PauseRecord,
-  PauseResolution,
-  PauseStatus,
-  type ToolResult,
-} from "@agboss/core";
+import { type PauseAnswerer, PauseResolution, PauseStatus } from "@agboss/core";
+import type {
+  Fence,
+  PauseAnswer,
+  PausedExecutionRepository,
+  PauseQuery,
+  PauseRecord,
+  ToolResult,
+} from "@agboss/core/store";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { PreparedQuery } from "../prepared-query.js";

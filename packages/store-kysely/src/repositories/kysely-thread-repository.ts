@@ -1,4 +1,4 @@
-import type { ThreadRecord, ThreadRepository } from "@agboss/core";
+import type { ThreadRecord, ThreadRepository } from "@agboss/core/store";
 import type { Insertable, Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type { ThreadTable } from "../schema/agboss-database.js";

@@ -1,4 +1,5 @@
-import type { BudgetCharge, BudgetLedgerKey, BudgetSpend, Store } from "@agboss/core";
+import type { Store } from "@agboss/core";
+import type { BudgetCharge, BudgetLedgerKey, BudgetSpend } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
 import { uid } from "./fixtures.js";

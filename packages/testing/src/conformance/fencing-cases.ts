@@ -1,4 +1,5 @@
-import { FENCE_CONFIG_KEY, type Fence, LeaseLostError, PauseResolution, type Store } from "@agboss/core";
+import { LeaseLostError, PauseResolution, type Store } from "@agboss/core";
+import { FENCE_CONFIG_KEY, type Fence } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
 import { checkpoint, pauseRecord, storedExecution, uid, versionsOf } from "./fixtures.js";

@@ -1,12 +1,6 @@
 import { randomUUID } from "node:crypto";
-import {
-  PauseAnswerer,
-  type PauseRecord,
-  PauseStatus,
-  type Store,
-  type StoredExecution,
-  type ThreadRecord,
-} from "@agboss/core";
+import { PauseAnswerer, PauseStatus, type Store } from "@agboss/core";
+import type { PauseRecord, StoredExecution, ThreadRecord } from "@agboss/core/store";
 
 /** A LangGraph checkpoint, typed through the store's own checkpointer. */
 export type TestCheckpoint = Parameters<Store["checkpointer"]["put"]>[1];

@@ -1,4 +1,5 @@
-import { type PauseAnswer, PauseResolution, PauseStatus, type Store } from "@agboss/core";
+import { PauseResolution, PauseStatus, type Store } from "@agboss/core";
+import type { PauseAnswer } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
 import { pauseRecord, RICH_JSON, uid } from "./fixtures.js";
