@@ -5,6 +5,22 @@ import { NotPausedError, PauseAnswererError } from "../pauses/pause-errors.js";
 import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseAnswerer } from "../pauses/pause-status.js";
 
+/** The longest free-text reply an interpreter is given, in characters. */
+export const MAX_REPLY_CHARS = 16_000;
+/** The largest decision or answer, as JSON bytes (a question role's answer DTO may add its own limits). */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+/** The longest `tenantId`, `ownerId` or `answeredBy`, in characters. */
+export const MAX_RESPONDER_CHARS = 256;
+
+function jsonBytes(value: unknown): number | undefined {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : Buffer.byteLength(text, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
 /** The shape of `app.resume`'s request, checked before any pause is looked up: exactly one answer. @internal */
 export function checkResumeRequest(request: unknown): {
   pauseId: string;
@@ -25,8 +41,50 @@ export function checkResumeRequest(request: unknown): {
   if (given.length === 0) issues.push({ path: "", message: "give a decision, an answer or a reply" });
   if (r.reply !== undefined && (typeof r.reply !== "string" || r.reply.trim() === ""))
     issues.push({ path: "reply", message: "a reply must be a non-empty text" });
+  else if (typeof r.reply === "string" && r.reply.length > MAX_REPLY_CHARS)
+    issues.push({ path: "reply", message: `a reply may be at most ${MAX_REPLY_CHARS} characters` });
+  for (const key of ["decision", "answer"] as const) {
+    if (r[key] === undefined) continue;
+    const bytes = jsonBytes(r[key]);
+    if (bytes === undefined || bytes > MAX_ANSWER_BYTES)
+      issues.push({
+        path: key,
+        message:
+          bytes === undefined
+            ? `${key} must be JSON (records, lists, strings, numbers, booleans)`
+            : `${key} may be at most ${MAX_ANSWER_BYTES} bytes of JSON`,
+      });
+  }
   if (issues.length > 0) throw new DtoValidationError("ResumeRequest", issues);
   return r as { pauseId: string; decision?: unknown; answer?: unknown; reply?: string };
+}
+
+/**
+ * The credential of `app.resume` / `app.answer`, checked before anything is read: an object whose
+ * `tenantId`, `ownerId` and `answeredBy` are texts of at most {@link MAX_RESPONDER_CHARS} characters.
+ * @internal
+ */
+export function checkCredentialShape(options: unknown): {
+  tenantId?: string;
+  ownerId?: string;
+  answeredBy?: string;
+} {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new DtoValidationError("ResumeOptions", [
+      { path: "", message: "pass the credential: { tenantId, ownerId } or { tenantId, answeredBy }" },
+    ]);
+  }
+  const o = options as Record<string, unknown>;
+  const issues: { path: string; message: string }[] = [];
+  for (const key of ["tenantId", "ownerId", "answeredBy"] as const) {
+    const value = o[key];
+    if (value === undefined) continue;
+    if (typeof value !== "string") issues.push({ path: key, message: `${key} must be a text` });
+    else if (value.length > MAX_RESPONDER_CHARS)
+      issues.push({ path: key, message: `${key} may be at most ${MAX_RESPONDER_CHARS} characters` });
+  }
+  if (issues.length > 0) throw new DtoValidationError("ResumeOptions", issues);
+  return o as { tenantId?: string; ownerId?: string; answeredBy?: string };
 }
 
 /** @internal A decision for a question role's pause, or an answer for an approval role's: what to send instead. */

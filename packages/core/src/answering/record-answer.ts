@@ -2,7 +2,13 @@ import { ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause
 import type { PauseAnswer, PauseRecord } from "../pauses/pause-record.js";
 import { PauseStatus } from "../pauses/pause-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
-import { checkAnswerKind, checkCredential, checkResumeRequest, notPaused } from "./answer-checks.js";
+import {
+  checkAnswerKind,
+  checkCredential,
+  checkCredentialShape,
+  checkResumeRequest,
+  notPaused,
+} from "./answer-checks.js";
 import type { ResumeCredential, ResumeRequest } from "./answer-request.js";
 import { validatePauseAnswer } from "./answer-validation.js";
 import { toolOfPause } from "./pause-book.js";
@@ -17,12 +23,13 @@ export async function recordAnswer(
   request: ResumeRequest,
   options: ResumeCredential & { readonly tenantId?: string },
 ): Promise<{ resolved: PauseRecord; responder: string }> {
+  const credential = checkCredentialShape(options);
   const shape = checkResumeRequest(request);
-  const tenantId = options.tenantId ?? "default";
+  const tenantId = credential.tenantId ?? "default";
   const { store, clock, assembled } = services;
   const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, shape.pauseId);
   if (pause === undefined) throw new UnknownPauseError(shape.pauseId);
-  const responder = checkCredential(pause, options);
+  const responder = checkCredential(pause, credential);
   if (pause.status !== PauseStatus.Pending) throw notPaused(pause);
   const tool = toolOfPause(assembled, pause);
   if (tool === undefined) throw new UnknownPauseError(shape.pauseId);

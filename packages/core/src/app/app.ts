@@ -16,6 +16,7 @@ import type { Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
 import { UnknownWorkflowStartError } from "../errors/app-errors.js";
+import { DtoValidationError } from "../errors/dto-validation-error.js";
 import {
   AppClosedError,
   ExecutionCancelledError,
@@ -49,8 +50,10 @@ export interface ExecuteOptions {
   readonly threadId?: string;
   /** Who starts it; the thread's owner. */
   readonly ownerId: string;
-  /** Default `{ tenantId: "default" }`. */
+  /** The tenant, with any fields of your own. Default `{ tenantId: "default" }`. */
   readonly tenant?: Tenant;
+  /** The tenant's id alone: the same as `tenant: { tenantId }`. When both are given they must agree. */
+  readonly tenantId?: string;
   /** Return the execution record as `result.record`. */
   readonly record?: boolean;
   /** Limits on the model spend of this execution tree; replaces the workflow's `executionBudget`. */
@@ -141,7 +144,7 @@ export class App {
     const flow = this.#flowOf(start);
     const value = parseDto(flow.start.input, input, `the input of ${flow.start.name}`);
     const budget = options.budget === undefined ? undefined : checkBudgetLimits("budget", options.budget);
-    const tenant = options.tenant ?? { tenantId: "default" };
+    const tenant = tenantOf(options);
     const threadId = options.threadId ?? randomUUID();
     const { store, clock } = this.#services;
     const thread = await store.threads.findByTenantIdAndThreadId(tenant.tenantId, threadId);
@@ -404,4 +407,26 @@ export class App {
   #assertOpen(): void {
     if (this.#closed) throw new AppClosedError();
   }
+}
+
+/** The tenant of `execute`'s options: `tenant`, or the flat `tenantId`, or the default tenant. */
+function tenantOf(options: ExecuteOptions): Tenant {
+  const flat = options.tenantId;
+  if (flat !== undefined && (typeof flat !== "string" || flat === "")) {
+    throw new DtoValidationError("ExecuteOptions", [
+      { path: "tenantId", message: "tenantId must be a non-empty text" },
+    ]);
+  }
+  if (options.tenant !== undefined) {
+    if (flat !== undefined && flat !== options.tenant.tenantId) {
+      throw new DtoValidationError("ExecuteOptions", [
+        {
+          path: "tenantId",
+          message: `tenantId "${flat}" and tenant.tenantId "${options.tenant.tenantId}" disagree: give one of them`,
+        },
+      ]);
+    }
+    return options.tenant;
+  }
+  return { tenantId: flat ?? "default" };
 }

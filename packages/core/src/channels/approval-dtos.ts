@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { Dto } from "../dto/dto.js";
 
+/** The longest `reason` a decision may give, in characters. */
+export const MAX_REASON_CHARS = 4_000;
+
 /** The question a channel asks about a tool call: which tool, with which arguments. */
 export class ToolCallApprovalAskDto extends Dto({
   /** The tool's name. */
@@ -21,7 +24,7 @@ export class ToolCallApprovalDecisionDto extends Dto(
   z
     .object({
       approved: z.boolean(),
-      reason: z.string().min(1).optional(),
+      reason: z.string().min(1).max(MAX_REASON_CHARS).optional(),
       overrideArguments: z.record(z.string(), z.unknown()).optional(),
     })
     .strict()
