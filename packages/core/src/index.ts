@@ -91,7 +91,11 @@ export {
 } from "./dto/dto.js";
 export { isSensitive, MASK, maskWith, sensitive } from "./dto/sensitive.js";
 export * from "./errors/agboss-error.js";
-export { StoreUnavailableError, UnknownWorkflowStartError } from "./errors/app-errors.js";
+export {
+  InterpreterPromptError,
+  StoreUnavailableError,
+  UnknownWorkflowStartError,
+} from "./errors/app-errors.js";
 export { AssemblyError, type AssemblyViolation } from "./errors/assembly-error.js";
 export { type DtoIssue, DtoValidationError } from "./errors/dto-validation-error.js";
 export * from "./errors/error-codes.js";

@@ -50,6 +50,16 @@ export function interpreterMessage(ask: ChannelAskValue<unknown>, reply: string)
   return `### ask\n${JSON.stringify(ask, null, 2)}\n\n### reply\n${reply}`;
 }
 
+/** An interpreter's options, its `prompt` the whole instructions (with its `promptUrls` read at start). */
+function withLoadedPrompt(
+  services: RuntimeServices,
+  interpreter: ReplyToRead["interpreter"],
+): ReplyInterpreterOptions {
+  const options = componentOf<ReplyInterpreterOptions>(interpreter)?.options as ReplyInterpreterOptions;
+  const loaded = services.interpreterPrompts?.get(interpreter);
+  return loaded === undefined ? options : { ...options, prompt: loaded };
+}
+
 /** The reply {@link interpretReply} reads, and the pause it answers. @internal */
 export interface ReplyToRead {
   pause: PauseRecord;
@@ -82,7 +92,7 @@ export async function interpretReply(services: RuntimeServices, args: ReplyToRea
   const reading: Reading = {
     ...args,
     services,
-    options: componentOf<ReplyInterpreterOptions>(interpreter)?.options as ReplyInterpreterOptions,
+    options: withLoadedPrompt(services, interpreter),
     ask: pause.ask as ChannelAskValue<unknown>,
     frame: frameOfPause(pause, new AbortController().signal),
     answerDto: tool.channel?.answer,

@@ -6,6 +6,7 @@ import { CLOCK, LOGGER } from "../container/well-known-tokens.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
 import { ConsoleLogger, type Logger, LogLevel } from "../logging/logger.js";
 import { ModelRegistry } from "../models/model-registry.js";
+import { loadInterpreterPrompts } from "../services/interpreter-prompts.js";
 import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
@@ -53,6 +54,10 @@ export async function createApp(application: AnyClass, options: CreateAppOptions
       ? await configured({ appName: assembled.name, clock, logger })
       : configured;
   const models = new ModelRegistry(container, assembled.modelProviders);
+  const interpreterPrompts = await loadInterpreterPrompts(assembled).catch(async (error: unknown) => {
+    if (ownsStore) await store.close();
+    throw error;
+  });
   try {
     await container.start();
   } catch (error) {
@@ -62,7 +67,7 @@ export async function createApp(application: AnyClass, options: CreateAppOptions
   const events = container.get(application) as ExecutionEvents;
   const env = options.env ?? process.env.AGBOSS_ENV ?? "dev";
   const app = new App({
-    internals: { container, models, clock, logger, store, assembled, env },
+    internals: { container, models, clock, logger, store, assembled, env, interpreterPrompts },
     ownsStore,
     events,
   });

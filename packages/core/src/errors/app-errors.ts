@@ -20,3 +20,21 @@ export class StoreUnavailableError extends AgbossError {
     super(ErrorCode.StoreUnavailable, message, options);
   }
 }
+
+/** A reply interpreter's `promptUrls` could not be read when the application started. */
+export class InterpreterPromptError extends AgbossError {
+  static override readonly kind: string = "InterpreterPromptError";
+  readonly interpreter: string;
+  readonly url: string;
+  constructor(interpreter: string, url: string, cause: unknown) {
+    super(
+      ErrorCode.InterpreterPromptUnreadable,
+      `Reply interpreter "${interpreter}" could not read its instructions from "${url}": ${
+        cause instanceof Error ? cause.message : String(cause)
+      }. Check the path (relative to the working directory) or URL in its promptUrls.`,
+      { cause },
+    );
+    this.interpreter = interpreter;
+    this.url = url;
+  }
+}

@@ -22,6 +22,7 @@ export const ErrorCode = {
   JoinDeadline: "join.deadline",
   ChannelTimeout: "channel.timeout",
   PauseIdTaken: "store.pause-id-taken",
+  InterpreterPromptUnreadable: "interpreter.prompt-unreadable",
   LeaseLost: "lease.lost",
   AppClosed: "app.closed",
   StoreUnavailable: "store.unavailable",

@@ -1,4 +1,5 @@
 import type { AssembledApplication } from "../assembly/assembled-application.js";
+import type { AnyClass } from "../container/component-registry.js";
 import type { Container } from "../container/container.js";
 import type { Logger } from "../logging/logger.js";
 import type { ModelRegistry } from "../models/model-registry.js";
@@ -14,4 +15,6 @@ export interface RuntimeServices {
   readonly store: Store;
   readonly assembled: AssembledApplication;
   readonly env: string;
+  /** Each reply interpreter's instructions with its `promptUrls` read, when it has any. */
+  readonly interpreterPrompts?: ReadonlyMap<AnyClass, string> | undefined;
 }
