@@ -3,9 +3,9 @@
 // (Postgres: the server of AGBOSS_POSTGRES_URL, else the local `test` database.) It prints one JSON line
 // with what it saw and what its tools did.
 import { appInternals, createApp, MemoryLogger, replyWith, ScriptedChatModel } from "@agboss/core";
+import { Desk, OfficeApplication } from "@agboss/core-behaviour/fixtures/approval-app";
 import { postgresStore } from "@agboss/store-postgres";
 import { sqliteStore } from "@agboss/store-sqlite";
-import { Desk, OfficeApplication } from "./fixtures/approval-app.js";
 
 const [target, pauseId, credential, who] = process.argv.slice(2);
 if (target === undefined || pauseId === undefined || who === undefined)

@@ -3,12 +3,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { ExecutionStatus } from "@agboss/core";
+import { postgresBackend, sqliteFile } from "@agboss/core-behaviour/backends";
+import { OfficeApplication } from "@agboss/core-behaviour/fixtures/approval-app";
+import { pauseTwo } from "@agboss/core-behaviour/office";
 import { sqliteStore } from "@agboss/store-sqlite";
 import { testWith } from "@agboss/testing";
 import { expect } from "vitest";
-import { postgresBackend, sqliteFile } from "../src/backends.js";
-import { OfficeApplication } from "../src/fixtures/approval-app.js";
-import { pauseTwo } from "../src/office.js";
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
