@@ -36,17 +36,17 @@ import {
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
 import { describe, expect, test as plainTest } from "vitest";
-import { frozen, memoryBackend, onEachBackend } from "../src/backends.js";
-import { Desk, DoneDto, ExpenseDto } from "../src/fixtures/approval-app.js";
+import { frozen, memoryBackend, onEachBackend } from "../../src/backends.js";
+import { Desk, DoneDto, ExpenseDto } from "../../src/fixtures/approval-app.js";
 import {
   ChatExpenseApprovalChannel,
   ChatRefundApprovalChannel,
   DeskAgent,
   ExpenseReplyInterpreter,
   WordyExpenseTool,
-} from "../src/fixtures/interpreter-app.js";
-import { ScriptedModelProvider } from "../src/fixtures/refund-app.js";
-import { acme } from "../src/office.js";
+} from "../../src/fixtures/interpreter-app.js";
+import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
+import { acme } from "../../src/office.js";
 
 const owner = { tenantId: "acme", ownerId: "alice" } as const;
 const usage = (inputTokens: number, outputTokens: number) => ({ usage: { inputTokens, outputTokens } });

@@ -34,14 +34,14 @@ import {
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
 import { describe, expect, test as plainTest } from "vitest";
-import { frozen, onEachBackend, onEachBackendAndPostgres } from "../src/backends.js";
-import { Desk, DoneDto } from "../src/fixtures/approval-app.js";
+import { frozen, onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
+import { Desk, DoneDto } from "../../src/fixtures/approval-app.js";
 import {
   DeskAgent,
   DeskApplication,
   DeskWorkflowStart,
   WordyRefundTool,
-} from "../src/fixtures/interpreter-app.js";
+} from "../../src/fixtures/interpreter-app.js";
 import {
   DisputeDto,
   PickupDto,
@@ -54,8 +54,8 @@ import {
   SettleDisputeTool,
   SettlementDesk,
   SettlementDto,
-} from "../src/fixtures/question-app.js";
-import { acme } from "../src/office.js";
+} from "../../src/fixtures/question-app.js";
+import { acme } from "../../src/office.js";
 
 const lead = { tenantId: "acme", answeredBy: "finance-lead-3" } as const;
 const customer = { tenantId: "acme", ownerId: "alice" } as const;

@@ -16,14 +16,14 @@ import {
   WorkflowStartTextDto,
 } from "@agboss/core";
 import { expect } from "vitest";
-import { onEachBackendAndPostgres } from "../src/backends.js";
+import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   Desk,
   TestExpenseApprovalChannel,
   TestRefundApprovalChannel,
-} from "../src/fixtures/approval-app.js";
-import { ScriptedModelProvider } from "../src/fixtures/refund-app.js";
+} from "../../src/fixtures/approval-app.js";
+import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
 
 // A FailFast launch INSIDE a child execution: when one of its branches fails, the pauses of its other
 // branches are obsolete at once, as they are for a launch of the root — withdrawn in the same call,

@@ -9,9 +9,9 @@ import {
 } from "@agboss/core";
 import { sqliteStore } from "@agboss/store-sqlite";
 import { expect, test } from "vitest";
-import { sqliteFile } from "../src/backends.js";
-import { Desk } from "../src/fixtures/approval-app.js";
-import { DeskApplication, DeskWorkflowStart, WordyRefundTool } from "../src/fixtures/interpreter-app.js";
+import { sqliteFile } from "../../src/backends.js";
+import { Desk } from "../../src/fixtures/approval-app.js";
+import { DeskApplication, DeskWorkflowStart, WordyRefundTool } from "../../src/fixtures/interpreter-app.js";
 
 async function open(path: string, turns: ReturnType<typeof replyWith>[]) {
   const app = await createApp(DeskApplication, {

@@ -16,7 +16,7 @@ import {
 import { testWith } from "@agboss/testing";
 import { expect } from "vitest";
 import { z } from "zod";
-import { ScriptedModelProvider } from "../src/fixtures/refund-app.js";
+import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
 
 class VerdictDto extends Dto({ refundable: z.boolean(), reason: z.string().min(3) }) {}
 

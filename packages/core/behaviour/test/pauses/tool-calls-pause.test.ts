@@ -1,4 +1,5 @@
 import {
+  AgentFailedError,
   ChannelOutcome,
   ExecutionStatus,
   PauseAnswerer,
@@ -9,7 +10,12 @@ import {
 } from "@agboss/core";
 import { expect } from "vitest";
 import { allOf, onEachBackend } from "../../src/backends.js";
-import { Desk, OfficeApplication, TestRefundApprovalChannel } from "../../src/fixtures/approval-app.js";
+import {
+  Desk,
+  OfficeAgent,
+  OfficeApplication,
+  TestRefundApprovalChannel,
+} from "../../src/fixtures/approval-app.js";
 import { acme, pauseRefund, pauseTwo } from "../../src/office.js";
 
 onEachBackend(OfficeApplication, (test) => {
@@ -141,5 +147,23 @@ onEachBackend(OfficeApplication, (test) => {
     expect(again).toBeDefined();
     expect(allOf([app], Desk)[0]?.refunds).toEqual([]);
     expect(acme.tenantId).toBe("acme");
+  });
+
+  test("[FW-03] a channel whose send throws fails the agent's step with AgentFailedError, never a tool error the model reads", async ({
+    app,
+    mockLlm,
+    mockOf,
+  }) => {
+    const cause = new Error("chat service unreachable");
+    mockOf(TestRefundApprovalChannel).send.mockRejectedValue(cause);
+    const error = (await pauseRefund(app, mockLlm, "t-fw3").catch((e: unknown) => e)) as AgentFailedError;
+    expect(error).toBeInstanceOf(AgentFailedError);
+    expect(error.cause).toBe(cause);
+    expect(error.message).toContain(
+      'channel "refund-approval-channel" failed to ask about refund-card-tool: chat service unreachable',
+    );
+    // The model was asked once (the call) and never read a tool error.
+    expect(mockLlm(OfficeAgent).calls).toHaveLength(1);
+    expect(app.get(Desk).refunds).toEqual([]);
   });
 });

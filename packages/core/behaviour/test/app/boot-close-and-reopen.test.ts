@@ -1,10 +1,6 @@
 import {
-  Agent,
   Application,
   AssemblyError,
-  AutoApproveChannel,
-  AutoRejectChannel,
-  callTool,
   createApp,
   ExecutionStatus,
   Injectable,
@@ -13,27 +9,20 @@ import {
   replyWith,
   ScriptedChatModel,
   type Store,
-  start,
-  Tool,
-  Workflow,
-  WorkflowFinish,
-  WorkflowFinishTextDto,
-  WorkflowStart,
-  WorkflowStartTextDto,
 } from "@agboss/core";
 import { sqliteStore } from "@agboss/store-sqlite";
 import { TestClock, testWith } from "@agboss/testing";
 import { describe, expect, test, vi } from "vitest";
-import { sqliteFile } from "../src/backends.js";
-import { DoneDto, ExpenseDto, OfficeApplication } from "../src/fixtures/approval-app.js";
+import { sqliteFile } from "../../src/backends.js";
+import { OfficeApplication } from "../../src/fixtures/approval-app.js";
 import {
   RefundLedger,
   RefundWorkflow,
   RefundWorkflowStart,
   ScriptedModelProvider,
   scriptedTurns,
-} from "../src/fixtures/refund-app.js";
-import { pauseRefund } from "../src/office.js";
+} from "../../src/fixtures/refund-app.js";
+import { pauseRefund } from "../../src/office.js";
 
 const calls: string[] = [];
 
@@ -172,102 +161,5 @@ sqliteTest(
     expect(result.status).toBe(ExecutionStatus.Completed);
     expect(result.output).toEqual({ text: "Refund handled" });
     await fresh.close();
-  },
-);
-
-@Tool({
-  name: "auto-expense-tool",
-  description: "Books with auto approval",
-  input: ExpenseDto,
-  output: DoneDto,
-  channel: AutoApproveChannel,
-})
-class AutoExpenseTool {
-  run(input: ExpenseDto) {
-    return { status: `auto-booked ${input.purpose}` };
-  }
-}
-@Tool({
-  name: "blocked-expense-tool",
-  description: "Never allowed",
-  input: ExpenseDto,
-  output: DoneDto,
-  channel: AutoRejectChannel,
-})
-class BlockedExpenseTool {
-  readonly ran = vi.fn();
-  run(input: ExpenseDto) {
-    this.ran(input);
-    return { status: "should not run" };
-  }
-}
-@Agent({
-  name: "auto-agent",
-  description: "Books",
-  prompt: "Book.",
-  model: "scripted/x",
-  tools: [AutoExpenseTool, BlockedExpenseTool],
-})
-class AutoAgent {}
-@WorkflowStart({ name: "auto-workflow-start", description: "A request", input: WorkflowStartTextDto })
-class AutoStart {}
-@WorkflowFinish({ name: "auto-workflow-finish", description: "Done", output: WorkflowFinishTextDto })
-class AutoFinish {}
-@Workflow({
-  name: "auto-workflow",
-  version: "1.0.0",
-  flow: [start(AutoStart).toAgent(AutoAgent).toFinish(AutoFinish)],
-})
-class AutoWorkflow {}
-@Application({ name: "auto-application", workflows: [AutoWorkflow], providers: [ScriptedModelProvider] })
-class AutoApplication {}
-
-const autoTest = testWith(AutoApplication);
-autoTest(
-  "[TK-02] AutoApproveChannel and AutoRejectChannel named on a tool decide at once: no pause",
-  async ({ app, mockLlm, store }) => {
-    mockLlm(AutoAgent).thenReturn(
-      callTool(AutoExpenseTool, { purpose: "taxi", amountCents: 100 }, [
-        BlockedExpenseTool,
-        { purpose: "yacht", amountCents: 9_000_000 },
-      ]),
-      replyWith("taxi booked, yacht refused"),
-    );
-    const result = await app.execute(AutoStart, { text: "book" }, { ownerId: "u" });
-    expect(result.status).toBe(ExecutionStatus.Completed);
-    expect(result.pending).toEqual([]);
-    expect(app.get(BlockedExpenseTool).ran).not.toHaveBeenCalled();
-    const toolMessages = mockLlm(AutoAgent)
-      .calls[1]?.messages.filter((m) => m.role === "tool")
-      .map((m) => m.content);
-    expect(toolMessages).toEqual([
-      '{"status":"auto-booked taxi"}',
-      "Tool error: the call was rejected by auto-reject-channel: rejected automatically",
-    ]);
-    const pauses = await store.pauses.list({ tenantId: "default" });
-    expect(pauses.map((p) => [p.channel, p.status, p.resolution]).sort()).toEqual([
-      ["auto-approve-channel", "taken", "decided"],
-      ["auto-reject-channel", "taken", "decided"],
-    ]);
-  },
-);
-
-const leaseTest = testWith(OfficeApplication);
-leaseTest(
-  "[HW-05] a pass holds the tree's 30 s lease; an execution that paused holds none",
-  async ({ app, mockLlm, store, clock, mockOf }) => {
-    let during: number | undefined;
-    const { TestRefundApprovalChannel } = await import("../src/fixtures/approval-app.js");
-    const { ChannelOutcome } = await import("@agboss/core");
-    mockOf(TestRefundApprovalChannel).send.mockImplementation(async () => {
-      const lease = await store.leases.find("acme/t-lease");
-      during = (lease?.expiresAt ?? 0) - clock.now();
-      return ChannelOutcome.awaitReply();
-    });
-    const { result } = await pauseRefund(app, mockLlm, "t-lease");
-    expect(during).toBe(30_000);
-    expect(result.status).toBe(ExecutionStatus.Paused);
-    const after = await store.leases.find("acme/t-lease");
-    expect(after === undefined || after.expiresAt <= clock.now()).toBe(true);
   },
 );

@@ -2,6 +2,9 @@ import {
   Agent,
   Application,
   AssemblyError,
+  ChannelOf,
+  ChannelRole,
+  type ChannelRoleOptions,
   createApp,
   Dto,
   Injectable,
@@ -17,7 +20,8 @@ import {
 } from "@agboss/core";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { RefundApplication } from "../src/fixtures/refund-app.js";
+import { DoneDto, ExpenseDto } from "../../src/fixtures/approval-app.js";
+import { RefundApplication, ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
 
 class NoteDto extends Dto({ note: z.string() }) {}
 
@@ -127,4 +131,59 @@ describe("assembly", () => {
     expect(() => app.get(Mailer)).toThrow(MissingProviderError);
     await app.close();
   });
+});
+
+test("[AS-06] @ChannelRole({ answeredBy }) is required: leaving it out does not compile and fails assembly", async () => {
+  // @ts-expect-error answeredBy is required on a channel role
+  const options: ChannelRoleOptions = {
+    name: "loose-approval-channel",
+    description: "Forgot who answers",
+    approves: ExpenseDto,
+  };
+  @ChannelRole(options)
+  abstract class LooseApprovalChannel extends ChannelOf<LooseApprovalChannel> {}
+  @Tool({
+    name: "loose-expense-tool",
+    description: "Books",
+    input: ExpenseDto,
+    output: DoneDto,
+    channel: LooseApprovalChannel,
+  })
+  class LooseExpenseTool {
+    run() {
+      return { status: "ok" };
+    }
+  }
+  @Agent({
+    name: "loose-agent",
+    description: "Books",
+    prompt: "Book.",
+    model: "scripted/x",
+    tools: [LooseExpenseTool],
+  })
+  class LooseAgent {}
+  @WorkflowStart({ name: "loose-workflow-start", description: "A request", input: WorkflowStartTextDto })
+  class LooseStart {}
+  @WorkflowFinish({ name: "loose-workflow-finish", description: "Done", output: WorkflowFinishTextDto })
+  class LooseFinish {}
+  @Workflow({
+    name: "loose-workflow",
+    version: "1.0.0",
+    flow: [start(LooseStart).toAgent(LooseAgent).toFinish(LooseFinish)],
+  })
+  class LooseWorkflow {}
+  @Application({
+    name: "loose-application",
+    workflows: [LooseWorkflow],
+    providers: [ScriptedModelProvider],
+  })
+  class LooseApplication {}
+  const error = await createApp(LooseApplication, { store: memoryStore() }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(AssemblyError);
+  const rules = (error as AssemblyError).violations.map((v) => v.rule);
+  expect(rules).toContain("channel.no-answerer");
+  expect(rules).toContain("container.missing-provider");
+  expect(
+    (error as AssemblyError).violations.find((v) => v.rule === "channel.no-answerer")?.message,
+  ).toContain("There is no default");
 });

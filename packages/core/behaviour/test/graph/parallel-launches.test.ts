@@ -12,13 +12,13 @@ import {
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
 import { expect } from "vitest";
-import { onEachBackendAndPostgres } from "../src/backends.js";
+import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
   Desk,
   TestRefundApprovalChannel,
-} from "../src/fixtures/approval-app.js";
+} from "../../src/fixtures/approval-app.js";
 import {
   BatchStart,
   FinanceAgent,
@@ -32,7 +32,7 @@ import {
   SummaryAgent,
   TimedReviewStart,
   TolerantReviewStart,
-} from "../src/fixtures/parallel-app.js";
+} from "../../src/fixtures/parallel-app.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 const owner = { tenantId: "acme", ownerId: "alice" } as const;

@@ -1,12 +1,15 @@
 import { callTool, ExecutionStatus, replyWith, ThreadBusyError } from "@agboss/core";
+import { testWith } from "@agboss/testing";
 import { expect } from "vitest";
-import { onEachBackend } from "../src/backends.js";
+import { onEachBackend } from "../../src/backends.js";
+import { OfficeApplication } from "../../src/fixtures/approval-app.js";
 import {
   RefundAgent,
   RefundApplication,
   RefundCardTool,
   RefundWorkflowStart,
-} from "../src/fixtures/refund-app.js";
+} from "../../src/fixtures/refund-app.js";
+import { pauseRefund } from "../../src/office.js";
 
 // Each call that moves a tree holds its lease under its own holder id: the sweep, or another call of
 // the same app, meets a held lease exactly as another instance would. (With one id for the whole app,
@@ -56,3 +59,23 @@ onEachBackend(RefundApplication, (test) => {
     expect(tool).toHaveBeenCalledTimes(1);
   });
 });
+
+const leaseTest = testWith(OfficeApplication);
+leaseTest(
+  "[HW-05] a pass holds the tree's 30 s lease; an execution that paused holds none",
+  async ({ app, mockLlm, store, clock, mockOf }) => {
+    let during: number | undefined;
+    const { TestRefundApprovalChannel } = await import("../../src/fixtures/approval-app.js");
+    const { ChannelOutcome } = await import("@agboss/core");
+    mockOf(TestRefundApprovalChannel).send.mockImplementation(async () => {
+      const lease = await store.leases.find("acme/t-lease");
+      during = (lease?.expiresAt ?? 0) - clock.now();
+      return ChannelOutcome.awaitReply();
+    });
+    const { result } = await pauseRefund(app, mockLlm, "t-lease");
+    expect(during).toBe(30_000);
+    expect(result.status).toBe(ExecutionStatus.Paused);
+    const after = await store.leases.find("acme/t-lease");
+    expect(after === undefined || after.expiresAt <= clock.now()).toBe(true);
+  },
+);

@@ -21,13 +21,13 @@ import {
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
 import { describe, expect, test, vi } from "vitest";
-import { onEachBackend } from "../src/backends.js";
+import { onEachBackend } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
   Desk,
   TestRefundApprovalChannel,
-} from "../src/fixtures/approval-app.js";
+} from "../../src/fixtures/approval-app.js";
 import {
   AlphaReviewer,
   BetaReviewer,
@@ -39,8 +39,8 @@ import {
   QuorumStart,
   TallyAgent,
   TimedQuorumStart,
-} from "../src/fixtures/quorum-app.js";
-import { ScriptedModelProvider } from "../src/fixtures/refund-app.js";
+} from "../../src/fixtures/quorum-app.js";
+import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 const owner = { tenantId: "acme", ownerId: "alice" } as const;

@@ -7,9 +7,9 @@ import {
   UnknownPauseError,
 } from "@agboss/core";
 import { expect, vi } from "vitest";
-import { frozen, onEachBackendAndPostgres } from "../src/backends.js";
-import { ApprovedRefundTool, Desk, OfficeApplication } from "../src/fixtures/approval-app.js";
-import { pauseRefund } from "../src/office.js";
+import { frozen, onEachBackendAndPostgres } from "../../src/backends.js";
+import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
+import { pauseRefund } from "../../src/office.js";
 
 // app.answer records an answer and returns; the tree moves on in the background (phase 2 of resume).
 

@@ -8,13 +8,13 @@ import {
   replyWith,
 } from "@agboss/core";
 import { expect } from "vitest";
-import { onEachBackendAndPostgres } from "../src/backends.js";
+import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
   Desk,
   TestRefundApprovalChannel,
-} from "../src/fixtures/approval-app.js";
+} from "../../src/fixtures/approval-app.js";
 import {
   AuditorAgent,
   CaseApplication,
@@ -22,7 +22,7 @@ import {
   ClerkAgent,
   FanOutStart,
   LeadAgent,
-} from "../src/fixtures/child-app.js";
+} from "../../src/fixtures/child-app.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 const owner = { tenantId: "acme", ownerId: "alice" } as const;

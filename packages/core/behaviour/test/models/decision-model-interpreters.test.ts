@@ -41,8 +41,8 @@ import { sqliteStore } from "@agboss/store-sqlite";
 import { decideWith, type ModelScript, TestSetupError } from "@agboss/testing";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { onEachBackend, sqliteFile } from "../src/backends.js";
-import { Desk } from "../src/fixtures/approval-app.js";
+import { onEachBackend, sqliteFile } from "../../src/backends.js";
+import { Desk } from "../../src/fixtures/approval-app.js";
 import {
   DeskAgent,
   DeskApplication,
@@ -50,10 +50,10 @@ import {
   ExpenseReplyInterpreter,
   WordyExpenseTool,
   WordyRefundTool,
-} from "../src/fixtures/interpreter-app.js";
-import { acme } from "../src/office.js";
+} from "../../src/fixtures/interpreter-app.js";
+import { acme } from "../../src/office.js";
 
-// The framework's question, before the interpreter's prompt (packages/core/src/runtime/interpret-reply.ts).
+// The framework's question, before the interpreter's prompt (packages/core/src/answering/reply-reading.ts).
 const FRAMEWORK_QUESTION =
   "A person answered the question below in their own words. Does their reply approve the request? Answer yes or no.";
 const CLERK_PROMPT = "The clerk answered a deposit return.";

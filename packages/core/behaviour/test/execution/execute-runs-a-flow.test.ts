@@ -6,7 +6,7 @@ import {
   RefundLedger,
   RefundWorkflowStart,
   scriptedTurns,
-} from "../src/fixtures/refund-app.js";
+} from "../../src/fixtures/refund-app.js";
 
 afterEach(() => {
   scriptedTurns.length = 0;

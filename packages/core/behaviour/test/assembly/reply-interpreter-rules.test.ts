@@ -20,8 +20,8 @@ import {
   WorkflowStartTextDto,
 } from "@agboss/core";
 import { expect, test } from "vitest";
-import { DoneDto, ExpenseDto, RefundRequestDto } from "../src/fixtures/approval-app.js";
-import { ScriptedModelProvider } from "../src/fixtures/refund-app.js";
+import { DoneDto, ExpenseDto, RefundRequestDto } from "../../src/fixtures/approval-app.js";
+import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
 
 class NotAnInterpreter {}
 

@@ -6,8 +6,8 @@ import {
   Desk,
   OfficeApplication,
   OfficeWorkflowStart,
-} from "../src/fixtures/approval-app.js";
-import { scriptedTurns } from "../src/fixtures/refund-app.js";
+} from "../../src/fixtures/approval-app.js";
+import { scriptedTurns } from "../../src/fixtures/refund-app.js";
 
 afterEach(() => {
   scriptedTurns.length = 0;

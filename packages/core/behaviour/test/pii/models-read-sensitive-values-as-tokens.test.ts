@@ -37,10 +37,10 @@ import {
 import type { ModelScript } from "@agboss/testing";
 import { expect } from "vitest";
 import { z } from "zod";
-import { frozen, onEachBackend } from "../src/backends.js";
-import { RefundRequestDto } from "../src/fixtures/approval-app.js";
-import { ScriptedModelProvider } from "../src/fixtures/refund-app.js";
-import { acme } from "../src/office.js";
+import { frozen, onEachBackend } from "../../src/backends.js";
+import { RefundRequestDto } from "../../src/fixtures/approval-app.js";
+import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
+import { acme } from "../../src/office.js";
 
 const CARD = "4111 1111 1111 1111";
 const TOKEN = /⟦pii:\d+⟧/;

@@ -23,7 +23,7 @@ import {
   RefundWorkflowStart,
   ScriptedModelProvider,
   scriptedTurns,
-} from "../src/fixtures/refund-app.js";
+} from "../../src/fixtures/refund-app.js";
 
 afterEach(() => {
   scriptedTurns.length = 0;

@@ -34,7 +34,7 @@ import {
   TestGateChannel,
   type TreeApp,
   type TreeLeaf,
-} from "../src/fixtures/property-app.js";
+} from "../../src/fixtures/property-app.js";
 
 // Random parallel launches, answered in random order from two apps over one memory store. For each
 // run the test checks what must hold whatever the shape: approved calls run once, rejected and
@@ -317,7 +317,7 @@ const raceExample: [LaunchSpec, AnswerPlan[]] = [
 // launch, or a FailFast one whose branches all finish, completes with each branch's output or error.
 //
 // A FailFast launch at any depth withdraws its other branches' pauses as soon as one of its branches
-// has failed (tests/test/child-failfast.test.ts pins that down case by case). Which leaf's failure a
+// has failed (fail-fast-inside-children.test.ts pins that down case by case). Which leaf's failure a
 // failing launch reports, and whether a sibling's pause was answered before the failure came, depends
 // on the order the branches ended in, so the test asserts what holds in every order: approved calls
 // ran exactly once, rejected and withdrawn ones never; each withdrawn pause was told exactly once,

@@ -8,6 +8,7 @@ import {
   PauseStatus,
   ReplyInterpretation,
   type ReplyInterpreterInput,
+  ReplyInterpreterMissingError,
   replyWith,
   ToolCallApprovalDecisionDto,
   UninterpretableReplyError,
@@ -16,8 +17,8 @@ import {
 import type { ModelScript } from "@agboss/testing";
 import { TestSetupError } from "@agboss/testing";
 import { expect, expectTypeOf } from "vitest";
-import { frozen, onEachBackend } from "../src/backends.js";
-import { Desk } from "../src/fixtures/approval-app.js";
+import { frozen, onEachBackend } from "../../src/backends.js";
+import { Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
 import {
   DeskAgent,
   DeskApplication,
@@ -27,8 +28,8 @@ import {
   RefundReplyInterpreter,
   WordyExpenseTool,
   WordyRefundTool,
-} from "../src/fixtures/interpreter-app.js";
-import { acme } from "../src/office.js";
+} from "../../src/fixtures/interpreter-app.js";
+import { acme, pauseRefund } from "../../src/office.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 
@@ -297,5 +298,20 @@ onEachBackend(DeskApplication, (test) => {
       { tenantId: "acme", ownerId: "alice" },
     );
     expect(app.get(Desk).expenses).toHaveLength(1);
+  });
+});
+
+onEachBackend(OfficeApplication, (test) => {
+  test("[RP-11] a reply for a role without replyInterpreter is ReplyInterpreterMissingError and the pause is untouched", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    const { pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-rp11");
+    const before = await frozen(store, "acme", pauseId, threadKey);
+    const error = await app.resume({ pauseId, reply: "ok, go ahead" }, manager).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplyInterpreterMissingError);
+    expect((error as ReplyInterpreterMissingError).code).toBe("pause.no-reply-interpreter");
+    expect(await frozen(store, "acme", pauseId, threadKey)).toBe(before);
   });
 });
