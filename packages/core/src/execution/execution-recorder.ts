@@ -26,7 +26,7 @@ export class ExecutionRecorder {
       tenantId,
       rootExecutionId,
     );
-    return answers.map((a) => a.answer as PauseEntry);
+    return inAskingOrder(answers.map((a) => a.answer as PauseEntry));
   }
 
   build(
@@ -116,4 +116,36 @@ export class ExecutionRecorder {
       lease,
     );
   }
+}
+
+/**
+ * The audit trail in the order the pauses were asked. Pauses asked at the same instant (the calls of
+ * one model turn run side by side) are ordered by where they were asked, then by their call's place
+ * in its turn; the store's order (which ties on the provider's random call ids) only breaks what is left.
+ */
+function inAskingOrder(entries: readonly PauseEntry[]): PauseEntry[] {
+  const keyOf = (entry: PauseEntry) => {
+    const step = entry.step;
+    return [
+      entry.askedAt,
+      entry.executionId,
+      step.nodeId,
+      step.copy ?? -1,
+      step.itemIndex ?? -1,
+      step.visit,
+      step.toolLoopIteration,
+      step.toolCall?.index ?? -1,
+    ] as const;
+  };
+  return entries
+    .map((entry, position) => ({ entry, position, key: keyOf(entry) }))
+    .sort((a, b) => {
+      for (let i = 0; i < a.key.length; i += 1) {
+        const x = a.key[i] as string | number;
+        const y = b.key[i] as string | number;
+        if (x !== y) return x < y ? -1 : 1;
+      }
+      return a.position - b.position;
+    })
+    .map((item) => item.entry);
 }

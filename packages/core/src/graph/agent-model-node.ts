@@ -93,7 +93,7 @@ export function agentModelNode(services: RuntimeServices, agent: AssembledAgent)
     turn.added.push({ role: "assistant", content: response.content, toolCalls: response.toolCalls });
     const modelStep: ExecutionStep = {
       type: "model",
-      step: stepRecord(agent, turn.nodeId, turn.loop, undefined, state.branch ?? undefined),
+      step: stepRecord(agent, { nodeId: turn.nodeId, loop: turn.loop, branch: state.branch ?? undefined }),
       model: agent.options.model,
       usage: response.usage,
       calledTools: response.toolCalls.map((c) => c.name),

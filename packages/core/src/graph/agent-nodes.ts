@@ -35,6 +35,8 @@ export interface ToolTask {
   readonly call: ChatToolCall;
   readonly loop: LoopState;
   readonly branch: BranchPath | undefined;
+  /** The call's position among its model turn's calls. */
+  readonly index?: number | undefined;
 }
 
 /** Where the loop goes after a model turn. @internal */
@@ -45,12 +47,13 @@ export function agentRouter(state: AgentStateValue): string | Send[] {
     const calls =
       last?.role === "assistant" ? (last.toolCalls ?? []).filter((c) => c.name !== ANSWER_TOOL_NAME) : [];
     return calls.map(
-      (call) =>
+      (call, index) =>
         new Send(AGENT_TOOLS_NODE, {
           nodeId: state.nodeId,
           call,
           loop,
           branch: state.branch,
+          index,
         } satisfies ToolTask),
     );
   }
@@ -93,6 +96,7 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
             ? { kind: "approved", input: parsed.data }
             : await awaitApproval(services, {
                 branch: task.branch,
+                callIndex: task.index,
                 agent,
                 tool,
                 call,
@@ -115,7 +119,7 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
     const content = error === undefined ? JSON.stringify(output) : `Tool error: ${error}`;
     const toolStep: ExecutionStep = {
       type: "tool",
-      step: stepRecord(agent, nodeId, loop, call, task.branch),
+      step: stepRecord(agent, { nodeId, loop, call, callIndex: task.index, branch: task.branch }),
       tool: call.name,
       arguments: shownArgs,
       output:

@@ -110,6 +110,8 @@ export interface ApprovalRequest {
   step: StepContext;
   fence: Fence | undefined;
   branch?: BranchPath | undefined;
+  /** The call's position among its model turn's calls: the audit trail's order within one turn. */
+  callIndex?: number | undefined;
 }
 
 /** One call's asking, as the steps of {@link awaitApproval} share it. */
@@ -173,12 +175,12 @@ async function reread(asking: Asking, pause: PauseRecord): Promise<PauseRecord> 
 
 /** Where the pause waits, as its record keeps it: the step, its branch and its frame. */
 function pauseStepOf(asking: Asking): PauseStep {
-  const { agent, nodeId, loop, call, branch, step } = asking.request;
+  const { agent, nodeId, loop, call, callIndex, branch, step } = asking.request;
   const innermost = branch?.launches.at(-1);
   const context: StepContext =
     innermost?.itemIndex === undefined ? step : { ...step, itemIndex: innermost.itemIndex };
   return {
-    record: stepRecord(agent, nodeId, loop, call, branch),
+    record: stepRecord(agent, { nodeId, loop, call, callIndex, branch }),
     context,
     ...(branch === undefined ? {} : { branch }),
     tenant: asking.frame.tenant,

@@ -7,11 +7,16 @@ import type { LoopState } from "./flow-state.js";
 /** The step record of an agent's model turn or tool call. @internal */
 export function stepRecord(
   agent: AssembledAgent,
-  nodeId: string,
-  loop: LoopState,
-  call?: ChatToolCall,
-  branch?: BranchPath,
+  at: {
+    readonly nodeId: string;
+    readonly loop: LoopState;
+    /** The tool call, for a tool step; with its position among its model turn's calls. */
+    readonly call?: ChatToolCall | undefined;
+    readonly callIndex?: number | undefined;
+    readonly branch?: BranchPath | undefined;
+  },
 ): StepRecord {
+  const { nodeId, loop, call, callIndex, branch } = at;
   const innermost = branch?.launches.at(-1);
   return {
     agent: { kind: "agent", name: agent.name },
@@ -20,6 +25,14 @@ export function stepRecord(
     toolLoopIteration: loop.iteration,
     validationAttempts: loop.validationAttempts,
     ...(innermost === undefined ? {} : { copy: innermost.index, itemIndex: innermost.itemIndex }),
-    ...(call === undefined ? {} : { toolCall: { callId: call.id, tool: call.name } }),
+    ...(call === undefined
+      ? {}
+      : {
+          toolCall: {
+            callId: call.id,
+            tool: call.name,
+            ...(callIndex === undefined ? {} : { index: callIndex }),
+          },
+        }),
   };
 }

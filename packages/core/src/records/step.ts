@@ -16,7 +16,14 @@ export interface StepRecord {
   /** The item of a per-item launch; undefined outside one. */
   readonly itemIndex?: number | undefined;
   /** The tool call, for a tool step. */
-  readonly toolCall?: { readonly callId: string; readonly tool: string } | undefined;
+  readonly toolCall?:
+    | {
+        readonly callId: string;
+        readonly tool: string;
+        /** Its position among the calls of its model turn (0 for the first): the order they were asked in. */
+        readonly index?: number | undefined;
+      }
+    | undefined;
   /** The model turn of the agent's loop (1 for the first). */
   readonly toolLoopIteration: number;
   /** Invalid answers the model gave so far in this visit. */

@@ -1,8 +1,8 @@
-import { ExecutionStatus, PauseAnswerer, PauseKind, PauseResolution } from "@agboss/core";
+import { ExecutionStatus, PauseAnswerer, PauseKind, PauseResolution, replyWith } from "@agboss/core";
 import { expect, vi } from "vitest";
 import { onEachBackend } from "../../src/backends.js";
-import { OfficeApplication } from "../../src/fixtures/approval-app.js";
-import { pauseTwo } from "../../src/office.js";
+import { Desk, OfficeApplication, OfficeWorkflowStart } from "../../src/fixtures/approval-app.js";
+import { acme, pauseTwo, scriptThread } from "../../src/office.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 
@@ -46,7 +46,7 @@ onEachBackend(OfficeApplication, (test) => {
         visit: 1,
         toolLoopIteration: 1,
         validationAttempts: 0,
-        toolCall: { callId: expect.any(String), tool: "refund-card-tool" },
+        toolCall: { callId: expect.any(String), tool: "refund-card-tool", index: 0 },
       }),
       role: "refund-approval-channel",
       kind: PauseKind.Approval,
@@ -67,6 +67,41 @@ onEachBackend(OfficeApplication, (test) => {
       resolvedAt: "2026-01-01T00:00:05.000Z",
     });
     expect(JSON.stringify(done.record)).not.toContain("5555444433332222");
+  });
+
+  test("[AU-01] pauses asked in one model turn are listed in the turn's call order, whatever the provider's call ids", async ({
+    app,
+    mockLlm,
+  }) => {
+    const text = "refund and book, ids against the order";
+    // Ids that sort the other way round: the trail must not be ordered by them.
+    scriptThread(
+      mockLlm,
+      text,
+      {
+        content: "",
+        toolCalls: [
+          { id: "zz-refund", name: "refund-card-tool", arguments: { orderId: "ord_4", amountCents: 400 } },
+          { id: "aa-expense", name: "book-expense-tool", arguments: { purpose: "train", amountCents: 900 } },
+        ],
+      },
+      replyWith("Both done"),
+    );
+    const result = await app.execute(
+      OfficeWorkflowStart,
+      { text },
+      { threadId: "t-ids", ownerId: "alice", tenant: acme },
+    );
+    expect(result.status).toBe(ExecutionStatus.Paused);
+    const refund = app.get(Desk).asked.find((a) => a.channel === "refund")?.pauseId as string;
+    const expense = result.pending.find((p) => p.pauseId !== undefined)?.pauseId as string;
+    await app.resume(
+      { pauseId: expense, decision: { approved: true } },
+      { tenantId: "acme", ownerId: "alice" },
+    );
+    await app.resume({ pauseId: refund, decision: { approved: true } }, manager);
+    const record = await app.record(result.executionId, { tenantId: "acme" });
+    expect(record?.pauses.map((p) => p.step.toolCall?.callId)).toEqual(["zz-refund", "aa-expense"]);
   });
 
   test("[AU-02] each entry is written once by savePauseAnswer and read back from the execution records, so retention removes none", async ({
