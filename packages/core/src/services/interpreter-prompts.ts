@@ -28,7 +28,7 @@ export async function loadInterpreterPrompts(
     const urls = options?.promptUrls ?? [];
     if (options === undefined || urls.length === 0) continue;
     const documents: string[] = [];
-    for (const url of urls) documents.push(await readPrompt(options.name, url));
+    for (const url of urls) documents.push(await readPromptDocument(options.name, url));
     prompts.set(
       interpreter,
       [options.prompt, ...documents].filter((p) => p !== undefined && p !== "").join("\n\n"),
@@ -37,7 +37,8 @@ export async function loadInterpreterPrompts(
   return prompts;
 }
 
-async function readPrompt(interpreter: string, url: string): Promise<string> {
+/** Reads one prompt document of an interpreter (a path, a `file:` or an `http(s):` URL). @internal */
+export async function readPromptDocument(interpreter: string, url: string): Promise<string> {
   try {
     if (/^https?:\/\//i.test(url)) {
       const response = await fetch(url);
