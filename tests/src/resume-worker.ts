@@ -2,7 +2,8 @@
 //   resume-worker.ts <sqlite path | postgres:<schema>> <pauseId> <ownerId|answeredBy> <who>
 // (Postgres: the server of AGBOSS_POSTGRES_URL, else the local `test` database.) It prints one JSON line
 // with what it saw and what its tools did.
-import { appInternals, createApp, MemoryLogger, replyWith, ScriptedChatModel } from "@agboss/core";
+import { createApp, MemoryLogger, replyWith, ScriptedChatModel } from "@agboss/core";
+import { appInternals } from "@agboss/core/internal";
 import { Desk, OfficeApplication } from "@agboss/core-behaviour/fixtures/approval-app";
 import { postgresStore } from "@agboss/store-postgres";
 import { sqliteStore } from "@agboss/store-sqlite";

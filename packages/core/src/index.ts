@@ -9,7 +9,7 @@ export type {
   ResumeRequest,
 } from "./answering/answer-request.js";
 export type { PauseInboxQuery, PauseSummary } from "./answering/inbox.js";
-export { App, type AppInternals, appInternals, type ExecuteOptions } from "./app/app.js";
+export { App, type ExecuteOptions } from "./app/app.js";
 export { type CreateAppOptions, createApp } from "./app/create-app.js";
 export { type Budget, type BudgetLimits, type BudgetOptions, BudgetPer, budget } from "./budgets/budget.js";
 export {
@@ -17,13 +17,6 @@ export {
   BudgetExceededError,
   type BudgetLevel,
 } from "./budgets/budget-exceeded-error.js";
-export type {
-  BudgetCharge,
-  BudgetLedgerKey,
-  BudgetLedgerRepository,
-  BudgetSpend,
-} from "./budgets/budget-ledger-repository.js";
-export { MemoryBudgetLedgerRepository } from "./budgets/memory-budget-ledger-repository.js";
 export { ToolCallApprovalAskDto, ToolCallApprovalDecisionDto } from "./channels/approval-dtos.js";
 export { AutoApproveChannel, AutoRejectChannel } from "./channels/auto-channels.js";
 export type {
@@ -120,7 +113,6 @@ export type {
   ExecutionStartEvent,
 } from "./execution/execution-events.js";
 export type { ExecutionOutput } from "./execution/execution-output.js";
-export { SWEEP_INTERVAL_MS } from "./execution/recovery.js";
 export {
   BranchVerdict,
   type QuorumBranchResult,
@@ -201,8 +193,10 @@ export type { ChildExecutionRecord, ExecutionRecord, ExecutionStep } from "./rec
 export { ExecutionStatus } from "./records/execution-status.js";
 export type { PauseEntry } from "./records/pause-entry.js";
 export type { ComponentRecord, StepRecord } from "./records/step.js";
-export { LEASE_TTL_MS } from "./services/tree-lease.js";
-export * from "./store/index.js";
-export * from "./store/memory/index.js";
+// For applications, the store is something to configure; what a store author needs is in
+// `@agboss/core/store`.
+export { LeaseLostError } from "./store/fence.js";
+export { MemoryStore, memoryStore } from "./store/memory/memory-store.js";
+export type { Store, StoreContext, StoreFactory } from "./store/store.js";
 export * from "./time/clock.js";
 export * from "./time/duration.js";

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { FENCE_CONFIG_KEY, LeaseLostError, MemoryStore, memoryStore, SystemClock } from "../src/index.js";
+import { SystemClock } from "../src/index.js";
+import { FENCE_CONFIG_KEY, LeaseLostError, MemoryStore, memoryStore } from "../src/store/index.js";
 
 const checkpoint = (id: string) => ({
   v: 4,

@@ -2,11 +2,11 @@ import {
   type App,
   ExecutionContext,
   ExecutionStatus,
-  LEASE_TTL_MS,
   LeaseLostError,
   PauseStatus,
   type Store,
 } from "@agboss/core";
+import { LEASE_TTL_MS } from "@agboss/core/internal";
 import { expect } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";

@@ -1,5 +1,4 @@
 import {
-  appInternals,
   callTool,
   createApp,
   ExecutionStatus,
@@ -7,6 +6,7 @@ import {
   replyWith,
   ScriptedChatModel,
 } from "@agboss/core";
+import { appInternals } from "@agboss/core/internal";
 import { sqliteStore } from "@agboss/store-sqlite";
 import { expect, test } from "vitest";
 import { sqliteFile } from "../../src/backends.js";
