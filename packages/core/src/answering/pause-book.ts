@@ -4,16 +4,10 @@ import type {
   AssembledChannel,
   AssembledTool,
 } from "../assembly/assembled-application.js";
-import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
 import type { ChannelRef } from "../channels/channel-outcome.js";
 import { DEFAULT_TOOL_TIMEOUT } from "../components/tool.js";
-import {
-  ExecutionContext,
-  type ExecutionFrame,
-  type StepContext,
-  type Tenant,
-} from "../container/execution-context.js";
+import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { maskWith } from "../dto/sensitive.js";
 import { ChannelTimeoutError } from "../errors/runtime-errors.js";
 import { LogLevel } from "../logging/logger.js";
@@ -22,24 +16,11 @@ import { PauseAnswerer, type PauseCancellation, PauseKind, PauseResolution } fro
 import type { PendingPause } from "../pauses/pending-pause.js";
 import { maskFindings } from "../pii/pii-record-mask.js";
 import { sensitiveValuesOf } from "../pii/sensitive-values.js";
-import type { BranchPath } from "../records/branch-path.js";
 import type { PauseEntry } from "../records/pause-entry.js";
-import type { StepRecord } from "../records/step.js";
 import { piiPoliciesOf } from "../services/pii-policies.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { Fence } from "../store/fence.js";
 import { toMilliseconds } from "../time/duration.js";
-
-/** Where a pause waits, as its record keeps it (JSON). @internal */
-export interface PauseStep {
-  readonly record: StepRecord;
-  /** The launch branches the step waits under, outermost first. */
-  readonly branch?: BranchPath;
-  readonly context: StepContext;
-  readonly tenant: Tenant;
-  readonly workflow: { readonly name: string; readonly version: string };
-  readonly env: string;
-}
 
 /** A fresh pause id: 128 random bits, URL-safe. @internal */
 export function newPauseId(): string {
@@ -48,7 +29,7 @@ export function newPauseId(): string {
 
 /** The tool a pause's question is about. @internal */
 export function toolOfPause(assembled: AssembledApplication, pause: PauseRecord): AssembledTool | undefined {
-  const ask = pause.ask as ChannelAskValue<unknown>;
+  const ask = pause.ask;
   for (const agent of assembled.agents.values()) {
     if (agent.name === pause.agent) return agent.tools.get(ask.tool);
   }
@@ -71,7 +52,7 @@ function maskedArgs(tool: AssembledTool | undefined, value: unknown): unknown {
 
 /** The question with sensitive fields masked. @internal */
 export function maskedAsk(assembled: AssembledApplication, pause: PauseRecord) {
-  const ask = pause.ask as ChannelAskValue<unknown>;
+  const ask = pause.ask;
   return {
     ...ask,
     arguments: maskedArgs(toolOfPause(assembled, pause), ask.arguments) as Record<string, unknown>,
@@ -80,7 +61,7 @@ export function maskedAsk(assembled: AssembledApplication, pause: PauseRecord) {
 
 /** A waiting pause as `result.pending` lists it. @internal */
 export function pendingOf(assembled: AssembledApplication, pause: PauseRecord): PendingPause {
-  const step = pause.step as PauseStep;
+  const step = pause.step;
   return {
     pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
     answeredBy: pause.answeredBy,
@@ -95,13 +76,11 @@ export function pendingOf(assembled: AssembledApplication, pause: PauseRecord): 
 
 /** The audit entry of a resolved pause. @internal */
 export function entryOf(assembled: AssembledApplication, pause: PauseRecord): PauseEntry {
-  const step = pause.step as PauseStep;
+  const step = pause.step;
   const tool = toolOfPause(assembled, pause);
   const closed =
     pause.resolution === PauseResolution.Withdrawn || pause.resolution === PauseResolution.Cancelled;
-  const decision = closed
-    ? undefined
-    : (pause.answer?.decision as { overrideArguments?: unknown } | undefined);
+  const decision = closed ? undefined : pause.answer?.decision;
   const shown =
     decision === undefined || decision.overrideArguments === undefined
       ? decision
@@ -114,7 +93,7 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
     policies.length === 0 || tool === undefined
       ? []
       : sensitiveValuesOf([
-          { schema: tool.options.input.schema, value: (pause.ask as ChannelAskValue<unknown>).arguments },
+          { schema: tool.options.input.schema, value: pause.ask.arguments },
           ...(decision?.overrideArguments === undefined
             ? []
             : [{ schema: tool.options.input.schema, value: decision.overrideArguments }]),
@@ -158,7 +137,7 @@ export async function writeAudit(services: RuntimeServices, pause: PauseRecord):
 
 /** The frame a pause's own code (send, withdraw, an interpreter) runs in. @internal */
 export function frameOfPause(pause: PauseRecord, signal: AbortSignal): ExecutionFrame {
-  const step = pause.step as PauseStep;
+  const step = pause.step;
   return {
     tenant: step.tenant,
     ownerId: pause.ownerId,
@@ -203,7 +182,7 @@ export async function tellWithdrawn(
         (handler.withdraw as NonNullable<ChannelHandler["withdraw"]>).call(handler, {
           pauseId: pause.pauseId,
           kind: kindOfChannel(channel),
-          value: pause.ask as ChannelAskValue<unknown>,
+          value: pause.ask,
           resolution,
           ref: pause.channelRef as ChannelRef | undefined,
         }),

@@ -93,7 +93,7 @@ export async function interpretReply(services: RuntimeServices, args: ReplyToRea
     ...args,
     services,
     options: withLoadedPrompt(services, interpreter),
-    ask: pause.ask as ChannelAskValue<unknown>,
+    ask: pause.ask,
     frame: frameOfPause(pause, new AbortController().signal),
     answerDto: tool.channel?.answer,
   };

@@ -1,5 +1,5 @@
 import { Command } from "@langchain/langgraph";
-import { closePending, type PauseStep, pendingOf } from "../answering/pause-book.js";
+import { closePending, pendingOf } from "../answering/pause-book.js";
 import type { AssembledFlow } from "../assembly/assembled-application.js";
 import type { AnyClass } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
@@ -355,7 +355,7 @@ export class TreeMover {
     });
     if (decided.length === 0) return;
     const by = (pause: PauseRecord) =>
-      ((pause.step as PauseStep).branch?.launches ?? []).find((l) =>
+      (pause.step.branch?.launches ?? []).find((l) =>
         decided.some((d) => d.executionId === l.executionId && d.launchId === l.launchId),
       );
     await closePending(this.#services, {

@@ -1,12 +1,6 @@
 import { interrupt } from "@langchain/langgraph";
 import { type PauseAnswerValue, validatePauseAnswer } from "../answering/answer-validation.js";
-import {
-  kindOfChannel,
-  newPauseId,
-  type PauseStep,
-  tellWithdrawn,
-  writeAudit,
-} from "../answering/pause-book.js";
+import { kindOfChannel, newPauseId, tellWithdrawn, writeAudit } from "../answering/pause-book.js";
 import type { AssembledAgent, AssembledChannel, AssembledTool } from "../assembly/assembled-application.js";
 import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
@@ -17,6 +11,7 @@ import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import type { PauseAnswer, PauseRecord, ToolResult } from "../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import type { PauseStep } from "../pauses/pause-step.js";
 import type { BranchPath } from "../records/branch-path.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { Fence } from "../store/fence.js";

@@ -1,9 +1,18 @@
+import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { PauseAnswerer, PauseResolution, PauseStatus } from "./pause-status.js";
+import type { PauseStep } from "./pause-step.js";
+
+/** An approval role's decision, as a pause keeps it. */
+export interface PauseDecision {
+  readonly approved: boolean;
+  readonly reason?: string | undefined;
+  readonly overrideArguments?: Record<string, unknown> | undefined;
+}
 
 /** What answered a pause. */
 export interface PauseAnswer {
   /** An approval role's decision as validated (JSON); undefined for a question role. */
-  readonly decision?: unknown;
+  readonly decision?: PauseDecision | undefined;
   /** A question role's answer as validated against its `answer` DTO (JSON); undefined for an approval role. */
   readonly answer?: unknown;
   /** The `ownerId` / `answeredBy` of `app.resume`; undefined when the channel decided at once. */
@@ -39,9 +48,9 @@ export interface PauseRecord {
   /** The agent whose tool call waits. */
   readonly agent: string;
   /** The question (JSON): the tool and its arguments, unmasked. */
-  readonly ask: unknown;
+  readonly ask: ChannelAskValue<unknown>;
   /** Where in the tree the step waits (JSON): node, visit, call id, item, launch branches. */
-  readonly step: unknown;
+  readonly step: PauseStep;
   readonly answer: PauseAnswer | undefined;
   readonly askedAt: number;
   readonly resolvedAt: number | undefined;

@@ -152,7 +152,7 @@ sqliteTest(
     expect(path).toMatch(/agboss\.sqlite$/);
     await app.close();
     const fresh = await createApp(OfficeApplication, { store: sqliteStore({ path }), modelsScripted: true });
-    const { appInternals } = await import("@agboss/core");
+    const { appInternals } = await import("@agboss/core/internal");
     appInternals(fresh).models.setFallback(() => new ScriptedChatModel([replyWith("Refund handled")]));
     const result = await fresh.resume(
       { pauseId, decision: { approved: true } },
