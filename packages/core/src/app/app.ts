@@ -16,13 +16,7 @@ import type { Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
 import { UnknownWorkflowStartError } from "../errors/app-errors.js";
-import { DtoValidationError } from "../errors/dto-validation-error.js";
-import {
-  AppClosedError,
-  ExecutionCancelledError,
-  ThreadBusyError,
-  ThreadOwnerError,
-} from "../errors/runtime-errors.js";
+import { AppClosedError, ExecutionCancelledError, ThreadBusyError } from "../errors/runtime-errors.js";
 import { withPauses } from "../execution/child-records.js";
 import { ExecutionEventEmitter } from "../execution/event-emitter.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
@@ -30,6 +24,7 @@ import type { ExecutionOutput } from "../execution/execution-output.js";
 import { ExecutionRecorder } from "../execution/execution-recorder.js";
 import { TreeMover } from "../execution/pass.js";
 import { Recovery } from "../execution/recovery.js";
+import { tenantOf, threadOpenFor } from "../execution/start.js";
 import { CONTINUE, readTree, type Tree } from "../execution/tree.js";
 import { TreeLeases } from "../execution/tree-leases.js";
 import { type CompiledFlow, compileFlow } from "../graph/compile-flow.js";
@@ -147,26 +142,12 @@ export class App {
     const tenant = tenantOf(options);
     const threadId = options.threadId ?? randomUUID();
     const { store, clock } = this.#services;
-    const thread = await store.threads.findByTenantIdAndThreadId(tenant.tenantId, threadId);
-    if (thread !== undefined) {
-      if (thread.ownerId !== options.ownerId) throw new ThreadOwnerError(threadId);
-      if (thread.workflowName !== flow.workflow.name) {
-        throw new ThreadBusyError(
-          threadId,
-          `it belongs to workflow "${thread.workflowName}"; start ${flow.workflow.name} on another thread.`,
-        );
-      }
-      const latest = await store.executions.findByTenantIdAndExecutionId(
-        tenant.tenantId,
-        thread.latestExecutionId,
-      );
-      if (latest?.status === ExecutionStatus.Paused) {
-        throw new ThreadBusyError(
-          threadId,
-          `execution ${latest.executionId} is paused; answer its pauses with app.resume or app.cancel the thread.`,
-        );
-      }
-    }
+    const thread = await threadOpenFor(this.#services, {
+      tenantId: tenant.tenantId,
+      threadId,
+      ownerId: options.ownerId,
+      workflowName: flow.workflow.name,
+    });
     const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
     if (lease === undefined)
       throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
@@ -407,26 +388,4 @@ export class App {
   #assertOpen(): void {
     if (this.#closed) throw new AppClosedError();
   }
-}
-
-/** The tenant of `execute`'s options: `tenant`, or the flat `tenantId`, or the default tenant. */
-function tenantOf(options: ExecuteOptions): Tenant {
-  const flat = options.tenantId;
-  if (flat !== undefined && (typeof flat !== "string" || flat === "")) {
-    throw new DtoValidationError("ExecuteOptions", [
-      { path: "tenantId", message: "tenantId must be a non-empty text" },
-    ]);
-  }
-  if (options.tenant !== undefined) {
-    if (flat !== undefined && flat !== options.tenant.tenantId) {
-      throw new DtoValidationError("ExecuteOptions", [
-        {
-          path: "tenantId",
-          message: `tenantId "${flat}" and tenant.tenantId "${options.tenant.tenantId}" disagree: give one of them`,
-        },
-      ]);
-    }
-    return options.tenant;
-  }
-  return { tenantId: flat ?? "default" };
 }

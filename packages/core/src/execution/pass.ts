@@ -1,13 +1,11 @@
 import { Command } from "@langchain/langgraph";
 import { closePending, pendingOf } from "../answering/pause-book.js";
-import type { AssembledFlow } from "../assembly/assembled-application.js";
 import type { AnyClass } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { hasCause } from "../errors/agboss-error.js";
 import { StoreUnavailableError } from "../errors/app-errors.js";
 import { AppClosedError } from "../errors/runtime-errors.js";
 import type { CompiledFlow } from "../graph/compile-flow.js";
-import { decidedLaunches, type FlowSnapshot } from "../graph/decided-launches.js";
 import { finishOutput } from "../graph/finish-output.js";
 import type { FlowStateValue } from "../graph/flow-state.js";
 import { LogLevel } from "../logging/logger.js";
@@ -24,6 +22,7 @@ import { ExecutionEndedError, ExecutionInterruptedError } from "./execution-erro
 import type { ExecutionOutput } from "./execution-output.js";
 import type { ExecutionRecorder } from "./execution-recorder.js";
 import { CONTINUE, ENDED, type Tree } from "./tree.js";
+import { owesWork, resumeMapOf, withdrawObsolete } from "./what-to-resume.js";
 
 /**
  * Moves execution trees under their leases: one pass runs a tree from where it rests (a start, an
@@ -150,8 +149,8 @@ export class TreeMover {
           // Recorded as started, but its first checkpoint never landed: its process died at the start.
           throw new ExecutionInterruptedError(frame.executionId);
         }
-        await this.#withdrawObsolete(pass.tree, snapshot, lease);
-        const map = await this.#resumeMap(frame.tenant.tenantId, snapshot);
+        await withdrawObsolete(this.#services, this.#graphs, { tree: pass.tree, snapshot, lease });
+        const map = await resumeMapOf(this.#services, frame.tenant.tenantId, snapshot);
         if (Object.keys(map).length > 0) command = new Command({ resume: map });
         else if (owesWork(snapshot)) command = null;
         else return { snapshot, moved };
@@ -330,75 +329,6 @@ export class TreeMover {
       at: clock.now(),
     });
   }
-
-  /**
-   * Withdraws the pending pauses of launches that no longer need their unfinished branches (a FailFast
-   * failure, a passed deadline, a decided quorum) — the root's and those inside child executions, at any
-   * depth — so their branches end and the joins run in this same call. Each withdrawn pause records the
-   * outermost decided launch it waited under: a branch withdrawn by its own launch ends as withdrawn, one
-   * withdrawn by a launch above it stops its whole child.
-   */
-  async #withdrawObsolete(tree: Tree, snapshot: FlowSnapshot, lease: Lease): Promise<void> {
-    const state = snapshot.values as FlowStateValue | undefined;
-    if (state?.run === undefined || state.run.executionId !== tree.frame.executionId) return;
-    const { clock, assembled } = this.#services;
-    const flowOf = (start: AnyClass) => assembled.flows.get(start) as AssembledFlow;
-    const decided = await decidedLaunches({
-      flow: tree.flow,
-      root: snapshot,
-      now: clock.now(),
-      flowOf,
-      read: (start, checkpointNs) =>
-        (this.#graphs.get(start) as CompiledFlow).getState({
-          configurable: { thread_id: lease.key, checkpoint_ns: checkpointNs },
-        }),
-    });
-    if (decided.length === 0) return;
-    const by = (pause: PauseRecord) =>
-      (pause.step.branch?.launches ?? []).find((l) =>
-        decided.some((d) => d.executionId === l.executionId && d.launchId === l.launchId),
-      );
-    await closePending(this.#services, {
-      tenantId: tree.frame.tenant.tenantId,
-      rootExecutionId: tree.frame.rootExecutionId,
-      resolution: PauseResolution.Withdrawn,
-      filter: (pause) => by(pause) !== undefined,
-      fence: lease,
-      answerOf: (pause) => {
-        const launch = by(pause);
-        return launch === undefined
-          ? undefined
-          : { withdrawnBy: { executionId: launch.executionId, launchId: launch.launchId } };
-      },
-    });
-  }
-
-  /** Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to its pause. */
-  async #resumeMap(
-    tenantId: string,
-    snapshot: {
-      tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[]; result?: unknown }[];
-    },
-  ) {
-    const map: Record<string, { pauseId: string }> = {};
-    for (const task of snapshot.tasks) {
-      // A task that ended (a branch withdrawn by a launch inside its child, say) still lists the interrupt
-      // it was resumed from until its whole superstep ends: resuming it again would change nothing.
-      if (task.result !== undefined) continue;
-      for (const pending of task.interrupts ?? []) {
-        const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
-        if (typeof pauseId !== "string" || pending.id === undefined) continue;
-        const pause = await this.#services.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
-        const withdrawn =
-          pause?.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn;
-        // A Taken pause whose task still waits was taken by a holder that died before its step ended:
-        // the step runs again from its pause (and from the tool's kept result, when it had returned).
-        const answered = pause?.status === PauseStatus.Resolved || pause?.status === PauseStatus.Taken;
-        if (answered || withdrawn) map[pending.id] = { pauseId };
-      }
-    }
-    return map;
-  }
 }
 
 /** A snapshot of a compiled flow's state. */
@@ -431,16 +361,4 @@ export function isLeaseLost(error: unknown): error is LeaseLostError {
 /** Whether an error is an infrastructure fault (the store unreachable), not a failure of the work. */
 function isInfrastructureFault(error: unknown): boolean {
   return error instanceof StoreUnavailableError || hasCause(error, StoreUnavailableError);
-}
-
-/**
- * Whether a tree whose last checkpoint has no answered pause to resume still owes work: a task of the
- * next superstep that neither ended nor waits on an interrupt (its holder died while it ran).
- */
-function owesWork(snapshot: {
-  next: readonly string[];
-  tasks: readonly { interrupts?: readonly unknown[]; result?: unknown }[];
-}): boolean {
-  if (snapshot.next.length === 0) return false;
-  return snapshot.tasks.some((task) => task.result === undefined && (task.interrupts ?? []).length === 0);
 }

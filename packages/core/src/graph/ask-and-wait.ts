@@ -19,8 +19,11 @@ import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
 import { stepRecord } from "./step-record.js";
 
-/** The channel's ref as the pause keeps it: JSON of at most {@link MAX_CHANNEL_REF_BYTES}, or an error saying why not. */
-function checkedRef(ref: unknown, who: () => string): unknown {
+/**
+ * The channel's ref as the pause keeps it: JSON of at most {@link MAX_CHANNEL_REF_BYTES}; anything else
+ * fails the step (an `AgentFailedError` saying why) through `refuse`.
+ */
+function checkedRef(ref: unknown, who: () => string, refuse: (why: string) => never): unknown {
   if (ref === undefined) return undefined;
   let text: string | undefined;
   try {
@@ -29,12 +32,12 @@ function checkedRef(ref: unknown, who: () => string): unknown {
     text = undefined;
   }
   if (text === undefined) {
-    return new Error(
+    return refuse(
       `${who()} returned a ref that is not JSON; keep ids and names in it (strings, numbers, records).`,
     );
   }
   if (Buffer.byteLength(text, "utf8") > MAX_CHANNEL_REF_BYTES) {
-    return new Error(
+    return refuse(
       `${who()} returned a ref of ${Buffer.byteLength(text, "utf8")} bytes; keep it under ${MAX_CHANNEL_REF_BYTES} (an id to find the question by, not the question).`,
     );
   }
@@ -311,8 +314,13 @@ async function takeAtOnce(
  */
 async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown): Promise<void> {
   const { services, request, channel, tenantId } = asking;
-  const ref = checkedRef(outcomeRef, () => `channel "${channel.name}"`);
-  if (ref instanceof Error) throw failed(asking, ref.message);
+  const ref = checkedRef(
+    outcomeRef,
+    () => `channel "${channel.name}"`,
+    (why) => {
+      throw failed(asking, why);
+    },
+  );
   const sent = await services.store.pauses.markSent(tenantId, pause.pauseId, request.fence, ref);
   if (sent === undefined) {
     const now = await reread(asking, pause);

@@ -1,0 +1,70 @@
+import type { Tenant } from "../container/execution-context.js";
+import { DtoValidationError } from "../errors/dto-validation-error.js";
+import { ThreadBusyError, ThreadOwnerError } from "../errors/runtime-errors.js";
+import { ExecutionStatus } from "../records/execution-status.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import type { ThreadRecord } from "../store/thread-record.js";
+
+/**
+ * Whether a new execution may start on a thread, and the thread when it exists: only its owner starts
+ * on it, only its own workflow, and not while its latest execution waits on a pause or is still moving
+ * (or waits for recovery after its process died: starting over it would orphan that execution).
+ * @internal
+ */
+export async function threadOpenFor(
+  services: RuntimeServices,
+  at: {
+    readonly tenantId: string;
+    readonly threadId: string;
+    readonly ownerId: string;
+    readonly workflowName: string;
+  },
+): Promise<ThreadRecord | undefined> {
+  const { tenantId, threadId, ownerId, workflowName } = at;
+  const { store } = services;
+  const thread = await store.threads.findByTenantIdAndThreadId(tenantId, threadId);
+  if (thread === undefined) return undefined;
+  if (thread.ownerId !== ownerId) throw new ThreadOwnerError(threadId);
+  if (thread.workflowName !== workflowName) {
+    throw new ThreadBusyError(
+      threadId,
+      `it belongs to workflow "${thread.workflowName}"; start ${workflowName} on another thread.`,
+    );
+  }
+  const latest = await store.executions.findByTenantIdAndExecutionId(tenantId, thread.latestExecutionId);
+  if (latest?.status === ExecutionStatus.Paused) {
+    throw new ThreadBusyError(
+      threadId,
+      `execution ${latest.executionId} is paused; answer its pauses with app.resume or app.cancel the thread.`,
+    );
+  }
+  if (latest?.status === ExecutionStatus.Running) {
+    throw new ThreadBusyError(
+      threadId,
+      `execution ${latest.executionId} is still running (or being recovered after its process stopped); retry when it has ended.`,
+    );
+  }
+  return thread;
+}
+
+/** The tenant of `execute`'s options: `tenant`, or the flat `tenantId`, or the default tenant. */
+export function tenantOf(options: { readonly tenant?: Tenant; readonly tenantId?: string }): Tenant {
+  const flat = options.tenantId;
+  if (flat !== undefined && (typeof flat !== "string" || flat === "")) {
+    throw new DtoValidationError("ExecuteOptions", [
+      { path: "tenantId", message: "tenantId must be a non-empty text" },
+    ]);
+  }
+  if (options.tenant !== undefined) {
+    if (flat !== undefined && flat !== options.tenant.tenantId) {
+      throw new DtoValidationError("ExecuteOptions", [
+        {
+          path: "tenantId",
+          message: `tenantId "${flat}" and tenant.tenantId "${options.tenant.tenantId}" disagree: give one of them`,
+        },
+      ]);
+    }
+    return options.tenant;
+  }
+  return { tenantId: flat ?? "default" };
+}

@@ -1,0 +1,102 @@
+import { closePending } from "../answering/pause-book.js";
+import type { AssembledFlow } from "../assembly/assembled-application.js";
+import type { AnyClass } from "../container/component-registry.js";
+import type { CompiledFlow } from "../graph/compile-flow.js";
+import { decidedLaunches, type FlowSnapshot } from "../graph/decided-launches.js";
+import type { FlowStateValue } from "../graph/flow-state.js";
+import type { PauseRecord } from "../pauses/pause-record.js";
+import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import type { RuntimeServices } from "../services/runtime-services.js";
+import type { Lease } from "../store/lease-repository.js";
+import type { Tree } from "./tree.js";
+
+// What a pass resumes when it goes on from a tree's last checkpoint: the launches that no longer need
+// their branches are settled first, then every answered or withdrawn pause is mapped to its interrupt,
+// and a step cut off mid-way (no interrupt, no result) is run again.
+
+/**
+ * Withdraws the pending pauses of launches that no longer need their unfinished branches (a FailFast
+ * failure, a passed deadline, a decided quorum) — the root's and those inside child executions, at any
+ * depth — so their branches end and the joins run in this same call. Each withdrawn pause records the
+ * outermost decided launch it waited under: a branch withdrawn by its own launch ends as withdrawn, one
+ * withdrawn by a launch above it stops its whole child.
+ */
+export async function withdrawObsolete(
+  services: RuntimeServices,
+  graphs: ReadonlyMap<AnyClass, CompiledFlow>,
+  at: { readonly tree: Tree; readonly snapshot: FlowSnapshot; readonly lease: Lease },
+): Promise<void> {
+  const { tree, snapshot, lease } = at;
+  const state = snapshot.values as FlowStateValue | undefined;
+  if (state?.run === undefined || state.run.executionId !== tree.frame.executionId) return;
+  const { clock, assembled } = services;
+  const flowOf = (start: AnyClass) => assembled.flows.get(start) as AssembledFlow;
+  const decided = await decidedLaunches({
+    flow: tree.flow,
+    root: snapshot,
+    now: clock.now(),
+    flowOf,
+    read: (start, checkpointNs) =>
+      (graphs.get(start) as CompiledFlow).getState({
+        configurable: { thread_id: lease.key, checkpoint_ns: checkpointNs },
+      }),
+  });
+  if (decided.length === 0) return;
+  const by = (pause: PauseRecord) =>
+    (pause.step.branch?.launches ?? []).find((l) =>
+      decided.some((d) => d.executionId === l.executionId && d.launchId === l.launchId),
+    );
+  await closePending(services, {
+    tenantId: tree.frame.tenant.tenantId,
+    rootExecutionId: tree.frame.rootExecutionId,
+    resolution: PauseResolution.Withdrawn,
+    filter: (pause) => by(pause) !== undefined,
+    fence: lease,
+    answerOf: (pause) => {
+      const launch = by(pause);
+      return launch === undefined
+        ? undefined
+        : { withdrawnBy: { executionId: launch.executionId, launchId: launch.launchId } };
+    },
+  });
+}
+
+/** Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to its pause. */
+export async function resumeMapOf(
+  services: RuntimeServices,
+  tenantId: string,
+  snapshot: {
+    tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[]; result?: unknown }[];
+  },
+) {
+  const map: Record<string, { pauseId: string }> = {};
+  for (const task of snapshot.tasks) {
+    // A task that ended (a branch withdrawn by a launch inside its child, say) still lists the interrupt
+    // it was resumed from until its whole superstep ends: resuming it again would change nothing.
+    if (task.result !== undefined) continue;
+    for (const pending of task.interrupts ?? []) {
+      const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
+      if (typeof pauseId !== "string" || pending.id === undefined) continue;
+      const pause = await services.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+      const withdrawn =
+        pause?.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn;
+      // A Taken pause whose task still waits was taken by a holder that died before its step ended:
+      // the step runs again from its pause (and from the tool's kept result, when it had returned).
+      const answered = pause?.status === PauseStatus.Resolved || pause?.status === PauseStatus.Taken;
+      if (answered || withdrawn) map[pending.id] = { pauseId };
+    }
+  }
+  return map;
+}
+
+/**
+ * Whether a tree whose last checkpoint has no answered pause to resume still owes work: a task of the
+ * next superstep that neither ended nor waits on an interrupt (its holder died while it ran).
+ */
+export function owesWork(snapshot: {
+  next: readonly string[];
+  tasks: readonly { interrupts?: readonly unknown[]; result?: unknown }[];
+}): boolean {
+  if (snapshot.next.length === 0) return false;
+  return snapshot.tasks.some((task) => task.result === undefined && (task.interrupts ?? []).length === 0);
+}
