@@ -99,6 +99,23 @@ describe("pause lookups among 100,000 pending pauses", () => {
     ]);
   });
 
+  test("a tree's pending pauses (listed at the end of every pass) are read by the tree's own index, never the tenant's inbox", async () => {
+    queries.length = 0;
+    const waiting = await store.pauses.list({
+      tenantId: "tenant-2",
+      rootExecutionId: "root-12",
+      statuses: [PauseStatus.Pending],
+    });
+    expect(waiting).toHaveLength(COUNT / 5000);
+    const [query] = queries.filter((q) => /agboss_pauses/.test(q.sql));
+    const plan = database.prepare(`explain query plan ${query!.sql}`).all(...query!.parameters) as {
+      detail: string;
+    }[];
+    const search = plan.map((row) => row.detail).filter((detail) => /agboss_pauses/.test(detail));
+    expect(search).toHaveLength(1);
+    expect(search[0]).toMatch(/^SEARCH agboss_pauses USING INDEX \S+ \(tenant_id=\? AND root_execution_id=\?/);
+  });
+
   test("a lookup by pause id stays fast", async () => {
     const started = performance.now();
     for (let i = 0; i < 200; i += 1)
