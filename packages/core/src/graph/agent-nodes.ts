@@ -163,13 +163,12 @@ async function callApprovedTool(
   if (approval.pauseId !== undefined) await confirmLease(services, fence);
   let result: ToolResult;
   try {
-    const value = await runTool(
-      services,
+    const value = await runTool(services, {
       tool,
-      approval.input,
+      input: approval.input,
       step,
-      approval.kind === "answered" ? approval.answer : undefined,
-    );
+      answer: approval.kind === "answered" ? approval.answer : undefined,
+    });
     const checked = tool.options.output.schema.safeParse(value);
     result = checked.success
       ? { output: checked.data }

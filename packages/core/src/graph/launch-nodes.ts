@@ -213,7 +213,8 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
     const launch = state.run.launches[step.nodeId];
     const results = Object.values(launch?.results ?? {}).sort((a, b) => a.index - b.index);
     const { executionId } = frame();
-    if (step.quorum !== undefined) return quorumJoin(services, step, step.quorum, launch, executionId);
+    if (step.quorum !== undefined)
+      return quorumJoin(services, { step, quorum: step.quorum, launch, executionId });
     let failure: unknown;
     const failed = results.find((r) => r.error !== undefined);
     if (
@@ -298,11 +299,14 @@ function quorumDecided(step: LaunchStep, quorum: Quorum, launch: LaunchState, no
 /** The join of a quorum launch: its outcome and verdicts, or a predicate's failure to `.onJoinError(…)`. */
 function quorumJoin(
   services: RuntimeServices,
-  step: LaunchStep,
-  quorum: Quorum,
-  launch: LaunchState | undefined,
-  executionId: string,
+  join: {
+    readonly step: LaunchStep;
+    readonly quorum: Quorum;
+    readonly launch: LaunchState | undefined;
+    readonly executionId: string;
+  },
 ): FlowStateUpdate {
+  const { step, quorum, launch, executionId } = join;
   for (const key of Object.keys(launch?.results ?? {}))
     thrownByBranch.delete(`${executionId}/${step.nodeId}/${key}`);
   let failure: unknown;

@@ -12,11 +12,15 @@ import { toMilliseconds } from "../time/duration.js";
  */
 export async function runTool(
   services: RuntimeServices,
-  tool: AssembledTool,
-  input: unknown,
-  step: StepContext,
-  answer?: unknown,
+  call: {
+    readonly tool: AssembledTool;
+    readonly input: unknown;
+    readonly step: StepContext;
+    /** A question role's answer, the handler's second argument; undefined for an approval. */
+    readonly answer?: unknown;
+  },
 ): Promise<unknown> {
+  const { tool, input, step, answer } = call;
   const outer = ExecutionContext.current();
   const controller = new AbortController();
   const timeoutMs = toMilliseconds(tool.options.timeout ?? DEFAULT_TOOL_TIMEOUT);

@@ -88,7 +88,14 @@ async function executeBudgetOf(services: RuntimeServices, scope: BudgetScope): P
   return limits;
 }
 
-function windowed(level: BudgetLevel, prefix: string, b: Budget, scope: BudgetScope, now: number) {
+function windowed(at: {
+  level: BudgetLevel;
+  prefix: string;
+  budget: Budget;
+  scope: BudgetScope;
+  now: number;
+}) {
+  const { level, prefix, budget: b, scope, now } = at;
   const ms = b.window?.milliseconds;
   const windowStart = ms === undefined ? 0 : Math.floor(now / ms) * ms;
   const tenantId = b.per === "tenant" ? scope.tenantId : undefined;
@@ -109,12 +116,14 @@ function windowed(level: BudgetLevel, prefix: string, b: Budget, scope: BudgetSc
 export async function budgetsOf(services: RuntimeServices, scope: BudgetScope): Promise<AppliedBudget[]> {
   const now = services.clock.now();
   const applied: AppliedBudget[] = (services.assembled.options.budgets ?? []).map((b) =>
-    windowed("application", "application", b, scope, now),
+    windowed({ level: "application", prefix: "application", budget: b, scope, now }),
   );
   const flow = [...services.assembled.flows.values()].find((f) => f.workflow.name === scope.workflow);
   const workflow = flow === undefined ? undefined : componentOf<WorkflowOptions>(flow.workflow.cls)?.options;
   for (const b of workflow?.budgets ?? [])
-    applied.push(windowed("workflow", `workflow/${scope.workflow}`, b, scope, now));
+    applied.push(
+      windowed({ level: "workflow", prefix: `workflow/${scope.workflow}`, budget: b, scope, now }),
+    );
   const limits = (await executeBudgetOf(services, scope)) ?? workflow?.executionBudget;
   if (limits !== undefined && (limits.modelCalls !== undefined || limits.tokens !== undefined)) {
     applied.push({

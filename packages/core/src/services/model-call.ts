@@ -35,10 +35,9 @@ export interface ModelCall {
 function trace(
   services: RuntimeServices,
   call: { scope: ModelCallScope; modelId: string },
-  caller: string,
-  usage: ModelUsage | undefined,
-  failed: boolean,
+  outcome: { readonly caller: string; readonly usage: ModelUsage | undefined; readonly failed: boolean },
 ): void {
+  const { caller, usage, failed } = outcome;
   services.logger.log({
     level: LogLevel.Debug,
     event: "model.call",
@@ -72,11 +71,11 @@ async function spend<T extends { readonly usage?: ModelUsage }>(
     result = await make();
   } catch (error) {
     await chargeBudgets(services, budgets, undefined);
-    trace(services, call, caller, undefined, true);
+    trace(services, call, { caller, usage: undefined, failed: true });
     throw error;
   }
   await chargeBudgets(services, budgets, result.usage);
-  trace(services, call, caller, result.usage, false);
+  trace(services, call, { caller, usage: result.usage, failed: false });
   return result;
 }
 
