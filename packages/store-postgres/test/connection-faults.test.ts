@@ -103,7 +103,7 @@ describe("a PostgreSQL connection that goes away", () => {
     await waitFor(() => lostConnections(logs)[0], "the lost connection's warning");
 
     expect(await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)).toEqual(asked);
-    const resolved = await store.pauses.resolve("acme", asked.pauseId, { decision: "yes" }, 2_000);
+    const resolved = await store.pauses.resolve("acme", asked.pauseId, { decision: "yes" as never }, 2_000);
     expect(resolved?.status).toBe(PauseStatus.Resolved);
     expect(lostConnections(logs)[0]?.level).toBe("warn");
   });
@@ -306,7 +306,7 @@ async function storm(
       entry.created = (await outcomeOf(() => store.pauses.findOrCreate(asked, fence))).outcome;
       if (entry.created === "ok") {
         const resolved = await outcomeOf(() =>
-          store.pauses.resolve("acme", asked.pauseId, { decision: { w, i } }, 2_000 + i),
+          store.pauses.resolve("acme", asked.pauseId, { decision: { w, i } as never }, 2_000 + i),
         );
         entry.resolved = resolved.outcome;
         if (resolved.outcome === "ok" && resolved.value === undefined) resolvedToNothing += 1;

@@ -68,7 +68,9 @@ describe("two PostgresStore instances over one database", () => {
     expect((await a.pauses.findByTenantIdAndPauseId("acme", asked.pauseId))?.status).toBe(
       PauseStatus.Resolved,
     );
-    expect(await a.pauses.resolve("acme", asked.pauseId, { decision: "late" }, 2_001)).toBeUndefined();
+    expect(
+      await a.pauses.resolve("acme", asked.pauseId, { decision: "late" as never }, 2_001),
+    ).toBeUndefined();
 
     // B takes the lapsed lease over: every write A still tries under its old fence fails and lands nowhere.
     const leaseB = (await b.leases.acquire({ key: "acme/root-1", holder: "b", now: 40_000, ttlMs: 30_000 }))!;

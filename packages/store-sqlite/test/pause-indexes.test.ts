@@ -67,7 +67,9 @@ describe("pause lookups among 100,000 pending pauses", () => {
     expect(await store.pauses.list({ tenantId: "tenant-1", rootExecutionId: "root-11" })).toHaveLength(
       COUNT / 5000,
     );
-    expect(await store.pauses.resolve("tenant-7", "pause-77777", { decision: true }, 5)).toBeDefined();
+    expect(
+      await store.pauses.resolve("tenant-7", "pause-77777", { decision: true as never }, 5),
+    ).toBeDefined();
     expect(await store.pauses.take("tenant-7", "pause-77777", { at: 6 })).toBeDefined();
     expect(await store.pauses.deleteResolvedBefore(1)).toBe(0);
     expect((await store.pauses.findOrCreate({ ...found!, pauseId: "other" })).pauseId).toBe("pause-77777");
@@ -81,7 +83,7 @@ describe("pause lookups among 100,000 pending pauses", () => {
 
   test("the recovery sweep's listResolvedBefore reads the resolved index in order, never sorting", async () => {
     for (let i = 0; i < 5; i += 1) {
-      await store.pauses.resolve("tenant-3", `pause-${i * 1000 + 3}`, { decision: i }, 100 - i);
+      await store.pauses.resolve("tenant-3", `pause-${i * 1000 + 3}`, { decision: i as never }, 100 - i);
     }
     queries.length = 0;
     const found = await store.pauses.listResolvedBefore({ before: 99, limit: 3 });
@@ -113,7 +115,9 @@ describe("pause lookups among 100,000 pending pauses", () => {
     }[];
     const search = plan.map((row) => row.detail).filter((detail) => /agboss_pauses/.test(detail));
     expect(search).toHaveLength(1);
-    expect(search[0]).toMatch(/^SEARCH agboss_pauses USING INDEX \S+ \(tenant_id=\? AND root_execution_id=\?/);
+    expect(search[0]).toMatch(
+      /^SEARCH agboss_pauses USING INDEX \S+ \(tenant_id=\? AND root_execution_id=\?/,
+    );
   });
 
   test("a lookup by pause id stays fast", async () => {

@@ -11,8 +11,15 @@ export type {
 export { MemoryBudgetLedgerRepository } from "../budgets/memory-budget-ledger-repository.js";
 export { StoreUnavailableError } from "../errors/app-errors.js";
 export { PauseIdTakenError } from "../pauses/pause-errors.js";
-export type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "../pauses/pause-record.js";
+export type {
+  PauseAnswer,
+  PauseDecision,
+  PauseQuery,
+  PauseRecord,
+  ToolResult,
+} from "../pauses/pause-record.js";
 export { PauseAnswerer, PauseKind, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+export type { PauseStep } from "../pauses/pause-step.js";
 export type { PausedExecutionRepository } from "../pauses/paused-execution-repository.js";
 export { ExecutionStatus } from "../records/execution-status.js";
 export type { ExecutionRecordRepository } from "./execution-record-repository.js";

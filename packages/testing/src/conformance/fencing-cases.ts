@@ -1,8 +1,8 @@
 import { LeaseLostError, PauseResolution, type Store } from "@agboss/core";
-import { FENCE_CONFIG_KEY, type Fence } from "@agboss/core/store";
+import { FENCE_CONFIG_KEY, type Fence, type PauseDecision } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
-import { checkpoint, pauseRecord, storedExecution, uid, versionsOf } from "./fixtures.js";
+import { checkpoint, json, pauseRecord, storedExecution, uid, versionsOf } from "./fixtures.js";
 
 const TTL = 30_000;
 
@@ -34,7 +34,11 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     const pause = await store().pauses.findOrCreate(pauseRecord(), lease);
     expect(await store().pauses.markSent(pause.tenantId, pause.pauseId, lease)).toBeDefined();
     const decided = await store().pauses.findOrCreate(pauseRecord(), lease);
-    const args = { at: 2_000, answer: { decision: 1 }, resolution: PauseResolution.Decided };
+    const args = {
+      at: 2_000,
+      answer: { decision: json<PauseDecision>(1) },
+      resolution: PauseResolution.Decided,
+    };
     expect(await store().pauses.take(decided.tenantId, decided.pauseId, args, lease)).toBeDefined();
     const cancel = { resolution: PauseResolution.Withdrawn, at: 2_000 };
     expect(
@@ -47,7 +51,7 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     const { stale } = await takeover(store(), store(), key);
     const pending = await store().pauses.findOrCreate(pauseRecord());
     const resolved = await store().pauses.findOrCreate(pauseRecord());
-    await store().pauses.resolve(resolved.tenantId, resolved.pauseId, { decision: "yes" }, 2_000);
+    await store().pauses.resolve(resolved.tenantId, resolved.pauseId, { decision: json("yes") }, 2_000);
     const before = await store().pauses.list({ tenantId: "tenant-a" });
 
     const fresh = pauseRecord();
@@ -55,7 +59,11 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     await expect(store().pauses.markSent(pending.tenantId, pending.pauseId, stale)).rejects.toBeInstanceOf(
       LeaseLostError,
     );
-    const decided = { at: 3_000, answer: { decision: "no" }, resolution: PauseResolution.Decided };
+    const decided = {
+      at: 3_000,
+      answer: { decision: json<PauseDecision>("no") },
+      resolution: PauseResolution.Decided,
+    };
     await expect(
       store().pauses.take(pending.tenantId, pending.pauseId, decided, stale),
     ).rejects.toBeInstanceOf(LeaseLostError);
@@ -79,7 +87,7 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     const pause = await store().pauses.findOrCreate(pauseRecord());
     await store().pauses.take(pause.tenantId, pause.pauseId, {
       at: 2_000,
-      answer: { decision: 1 },
+      answer: { decision: json<PauseDecision>(1) },
       resolution: PauseResolution.Decided,
     });
     await expect(

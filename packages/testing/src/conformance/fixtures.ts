@@ -24,6 +24,14 @@ export function uid(prefix: string): string {
   return `${prefix}-${randomUUID()}`;
 }
 
+/**
+ * Any JSON where a record field is typed for core (a pause's ask, step or decision): a store keeps
+ * these as JSON it does not read, and the suite checks that any JSON round-trips unchanged.
+ */
+export function json<T>(value: unknown): T {
+  return value as T;
+}
+
 /** A Pending, unsent pause with fresh ids; `overrides` replace any field. */
 export function pauseRecord(overrides: Partial<PauseRecord> = {}): PauseRecord {
   return {
@@ -40,8 +48,8 @@ export function pauseRecord(overrides: Partial<PauseRecord> = {}): PauseRecord {
     channel: "approvals",
     answeredBy: PauseAnswerer.ThreadOwner,
     agent: "refunds",
-    ask: { tool: "refund", args: { amount: 120, currency: "EUR" } },
-    step: { node: "agent", visit: 1, callId: "call-1" },
+    ask: json({ tool: "refund", args: { amount: 120, currency: "EUR" } }),
+    step: json({ node: "agent", visit: 1, callId: "call-1" }),
     answer: undefined,
     askedAt: 1_000,
     resolvedAt: undefined,

@@ -2,9 +2,9 @@ import { PauseResolution, PauseStatus, type Store } from "@agboss/core";
 import type { PauseAnswer } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
-import { pauseRecord, RICH_JSON, uid } from "./fixtures.js";
+import { json, pauseRecord, RICH_JSON, uid } from "./fixtures.js";
 
-const ANSWER: PauseAnswer = { decision: { approved: true, note: "ok" }, responder: "owner-1" };
+const ANSWER: PauseAnswer = { decision: json({ approved: true, note: "ok" }), responder: "owner-1" };
 const DECIDED: PauseAnswer = { decision: { approved: false } };
 
 /** Pause records: idempotent creation, tenant isolation, and one atomic update per status change. @internal */
@@ -36,10 +36,10 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
 
   test("pauses: JSON columns (ask, step, answer) round-trip unchanged", async () => {
     const pause = await pauses().findOrCreate(
-      pauseRecord({ ask: RICH_JSON, step: [RICH_JSON, { item: 2 }] }),
+      pauseRecord({ ask: json(RICH_JSON), step: json([RICH_JSON, { item: 2 }]) }),
     );
     const answer: PauseAnswer = {
-      decision: RICH_JSON,
+      decision: json(RICH_JSON),
       responder: "owner-1",
       reply: "yes ✓",
       cost: { tokens: 12 },
@@ -314,11 +314,11 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
   });
 
   test("pauses: records are copied in and out", async () => {
-    const record = pauseRecord({ ask: { nested: { value: 1 } } });
+    const record = pauseRecord({ ask: json({ nested: { value: 1 } }) });
     const input = structuredClone(record);
     const stored = await pauses().findOrCreate(input);
-    (input.ask as { nested: { value: number } }).nested.value = 2;
-    (stored.ask as { nested: { value: number } }).nested.value = 3;
+    json<{ nested: { value: number } }>(input.ask).nested.value = 2;
+    json<{ nested: { value: number } }>(stored.ask).nested.value = 3;
     expect((await pauses().findByTenantIdAndPauseId(record.tenantId, record.pauseId))?.ask).toEqual({
       nested: { value: 1 },
     });
@@ -337,7 +337,7 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     };
     return {
       resolve: (peer: Store) =>
-        run(peer, (s, id, n) => s.pauses.resolve("tenant-a", id, { decision: n }, 2_000)).then(
+        run(peer, (s, id, n) => s.pauses.resolve("tenant-a", id, { decision: json(n) }, 2_000)).then(
           async (pause) => {
             const stored = await one().pauses.findByTenantIdAndPauseId("tenant-a", pause.pauseId);
             expect(stored?.status).toBe(PauseStatus.Resolved);
