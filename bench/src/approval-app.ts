@@ -60,6 +60,16 @@ export function refund(input: { orderId: string; amountCents: number }): {
 export const refundRuns = { agboss: 0, langgraph: 0 };
 
 /**
+ * Where the refund tool notes each run, besides {@link refundRuns}. Does nothing here; `recovery`'s
+ * worker processes replace it (`createApp(…, { providers })`) with a ledger file that every process
+ * appends to, keyed by the step's idempotency key, so the parent can count the runs of each tool call.
+ */
+@Injectable()
+export class RefundLedger {
+  record(): void {}
+}
+
+/**
  * Where the channel leaves each pauseId, by `tenantId/threadId`: the stand-in for the manager's inbox
  * (a `Channel` pause's id is shown to the channel only, never in `result.pending`).
  */
@@ -118,10 +128,14 @@ export class BenchRefundApprovalChannel extends RefundApprovalChannel {
   input: RefundRequestDto,
   output: RefundDoneDto,
   channel: RefundApprovalChannel,
+  deps: [RefundLedger],
 })
 export class RefundOrderTool implements ToolHandler<RefundRequestDto, RefundDoneDto> {
+  constructor(private readonly ledger: RefundLedger) {}
+
   run(input: RefundRequestDto): RefundDoneDto {
     refundRuns.agboss += 1;
+    this.ledger.record();
     return refund(input);
   }
 }
@@ -175,6 +189,6 @@ export class RefundModelProvider implements ModelProviderHandler {
 @Application({
   name: "bench-approval-application",
   workflows: [RefundWorkflow],
-  providers: [ManagerInbox, RefundModelProvider, BenchRefundApprovalChannel],
+  providers: [ManagerInbox, RefundLedger, RefundModelProvider, BenchRefundApprovalChannel],
 })
 export class ApprovalApplication {}

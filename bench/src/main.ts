@@ -13,6 +13,7 @@ import {
 } from "./postgres.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
+import { recoveryScenario } from "./scenarios/recovery.js";
 import { resumeLatencyScenario } from "./scenarios/resume-latency.js";
 import type {
   Backend,
@@ -25,8 +26,13 @@ import type {
 } from "./scenarios/scenario.js";
 import { CallTimings, traceSqlite } from "./store-timing.js";
 
-/** Every scenario, in the order they run. */
-const SCENARIOS: readonly Scenario[] = [oneToolAgentScenario, pauseResumeScenario, resumeLatencyScenario];
+/** Every scenario, in the order they run (`recovery` only when named). */
+const SCENARIOS: readonly Scenario[] = [
+  oneToolAgentScenario,
+  pauseResumeScenario,
+  resumeLatencyScenario,
+  recoveryScenario,
+];
 
 /** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first only. */
 const PENDING_LEVELS = [1_000, 100_000] as const;
@@ -48,9 +54,12 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
                    full on both
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
-                   (resume-latency runs on sqlite and memory only)
-  --resumes N      resume-latency: measured resumes per store (default 200)
+                   (resume-latency runs on sqlite and memory only; recovery on sqlite and postgres, and
+                   only when named)
+  --resumes N      resume-latency: measured resumes per store (default 200); recovery: resumes in the
+                   normal-resume sample it compares with (default 500)
   --skip-100k      resume-latency: only the store with 1,000 waiting pauses (a quick run)
+  --recover N      recovery: interrupted executions to recover (default 10000)
   --help           print this`;
 
 interface BenchOptions {
@@ -68,6 +77,8 @@ interface BenchOptions {
   readonly skipped: readonly Scenario[];
   readonly resumes: number;
   readonly pendingLevels: readonly number[];
+  readonly recover: number;
+  readonly recoveryResumes: number;
 }
 
 function positiveInteger(name: string, raw: string | undefined, fallback: number, min: number): number {
@@ -93,6 +104,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       scenario: { type: "string", multiple: true },
       resumes: { type: "string" },
       "skip-100k": { type: "boolean" },
+      recover: { type: "string" },
       "trace-store": { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -119,7 +131,10 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
   }
   if (backend !== "postgres" && values["postgres-url"] !== undefined)
     throw new Error("--postgres-url needs --backend postgres");
-  const chosen = wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.id));
+  const chosen =
+    wanted.length === 0
+      ? SCENARIOS.filter((s) => s.onlyWhenNamed !== true)
+      : SCENARIOS.filter((s) => wanted.includes(s.id));
   const unsupported = chosen.filter((s) => !s.backends.includes(backend));
   if (wanted.length > 0 && unsupported.length > 0) {
     throw new Error(
@@ -142,6 +157,8 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     skipped: unsupported,
     resumes: positiveInteger("resumes", values.resumes, 200, 1),
     pendingLevels: values["skip-100k"] === true ? PENDING_LEVELS.slice(0, 1) : PENDING_LEVELS,
+    recover: positiveInteger("recover", values.recover, 10_000, 1),
+    recoveryResumes: positiveInteger("resumes", values.resumes, 500, 1),
   };
 }
 
@@ -174,17 +191,21 @@ function contextOf(
   trace: ScenarioContext["trace"],
   sqlTimings?: (file: string) => CallTimings,
   postgres?: PostgresTarget,
+  postgresServer?: PostgresServer,
 ): ScenarioContext {
   return {
     dir,
     sqlTimings,
     backend: options.backend,
     postgres,
+    postgresServer,
     synchronous: options.synchronous,
     progress,
     trace,
     pendingLevels: options.pendingLevels,
     resumes: options.resumes,
+    recover: options.recover,
+    recoveryResumes: options.recoveryResumes,
   };
 }
 
@@ -192,12 +213,16 @@ async function runSoloScenario(
   scenario: SoloScenario,
   options: BenchOptions,
   sqlTimings: ((file: string) => CallTimings) | undefined,
+  server: PostgresServer | undefined,
 ): Promise<SoloScenarioResult> {
   const dir = mkdtempSync(join(tmpdir(), `agboss-bench-${scenario.id}-`));
   progress(`▶ ${scenario.title}: ${scenario.description}`);
   const trace = options.traceStore ? { agboss: new CallTimings(), langgraph: new CallTimings() } : undefined;
   try {
-    return { scenario, result: await scenario.run(contextOf(options, dir, trace, sqlTimings)) };
+    return {
+      scenario,
+      result: await scenario.run(contextOf(options, dir, trace, sqlTimings, undefined, server)),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -373,10 +398,13 @@ function runJson(options: BenchOptions) {
 /** One scenario's `BENCH_RESULT` JSON: the run's settings and `scenarios` holding that scenario alone. */
 function resultJson(result: ScenarioResult | SoloScenarioResult, options: BenchOptions): string {
   if ("result" in result) {
+    const settings =
+      result.scenario.id === recoveryScenario.id
+        ? { recover: options.recover, resumes: options.recoveryResumes }
+        : { resumes: options.resumes, pendingLevels: options.pendingLevels };
     return JSON.stringify({
       ...runJson(options),
-      resumes: options.resumes,
-      pendingLevels: options.pendingLevels,
+      ...settings,
       scenarios: [
         { id: result.scenario.id, title: result.scenario.title, kind: "solo", ...result.result.figures },
       ],
@@ -458,6 +486,9 @@ async function main(): Promise<void> {
     `AGBoss bench (${settings}): ${options.rounds} rounds × ${options.iterations} executions per side in turns of ${options.chunk}, ${options.warmup} warm-up, node ${process.version}`,
   );
   for (const s of options.skipped) progress(`  (${s.id} runs on ${s.backends.join(" and ")} only: left out)`);
+  for (const s of SCENARIOS.filter((x) => x.onlyWhenNamed === true && !options.scenarios.includes(x))) {
+    progress(`  (${s.id} runs only when named: --scenario ${s.id})`);
+  }
   const sqlTimings = !options.traceStore
     ? undefined
     : options.backend === "sqlite"
@@ -476,7 +507,7 @@ async function main(): Promise<void> {
       results.push(
         scenario.kind === "pair"
           ? await runScenario(scenario, options, sqlTimings, server)
-          : await runSoloScenario(scenario, options, sqlTimings),
+          : await runSoloScenario(scenario, options, sqlTimings, server),
       );
     }
   } finally {
@@ -491,6 +522,11 @@ async function main(): Promise<void> {
   }
   console.log("");
   for (const r of results) console.log(`BENCH_RESULT ${resultJson(r, options)}`);
+  const failures = results.flatMap((r) => ("result" in r ? (r.result.failures ?? []) : []));
+  if (failures.length > 0) {
+    console.error(`\nFAILED CHECKS:\n${failures.map((f) => `  ${f}`).join("\n")}`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((error: unknown) => {

@@ -163,6 +163,29 @@ export class PostgresServer {
     };
   }
 
+  /**
+   * Creates one empty schema named after `scenarioId` and `label` (e.g. `…_recovery_seed`), for a
+   * scenario that needs schemas of its own rather than one per side; dropped by {@link dropSchema} or
+   * {@link close}.
+   */
+  async freshSchema(scenarioId: string, label: string): Promise<string> {
+    const schema = `${SCHEMA_PREFIX}${this.#run}_${scenarioId}_${label}`.replace(/[^a-z0-9_]+/g, "_");
+    await this.#client.query(`create schema ${quote(schema)}`);
+    this.#created.add(schema);
+    return schema;
+  }
+
+  /** Drops one schema made by {@link freshSchema} and everything in it. */
+  async dropSchema(schema: string): Promise<void> {
+    await this.#client.query(`drop schema if exists ${quote(schema)} cascade`);
+    this.#created.delete(schema);
+  }
+
+  /** Runs one statement on the bench's own connection (a scenario's checks and copies). */
+  query<Row extends Record<string, unknown>>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>> {
+    return this.#client.query<Row>(text, values);
+  }
+
   /** Drops the target's schemas and everything in them. */
   async drop(target: PostgresTarget): Promise<void> {
     for (const schema of [target.schemas.agboss, target.schemas.langgraph]) {
@@ -181,7 +204,8 @@ export class PostgresServer {
   }
 }
 
-function quote(identifier: string): string {
+/** `identifier` as a quoted SQL identifier. */
+export function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }
 

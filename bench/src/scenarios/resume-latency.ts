@@ -3,17 +3,8 @@ import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import {
-  type App,
-  createApp,
-  ExecutionStatus,
-  MemoryStore,
-  type PauseRecord,
-  PauseStatus,
-  type Store,
-  type StoredExecution,
-  type ThreadRecord,
-} from "@agboss/core";
+import { type App, createApp, ExecutionStatus, MemoryStore, PauseStatus, type Store } from "@agboss/core";
+import type { PauseRecord, StoredExecution, ThreadRecord } from "@agboss/core/store";
 import { type SqliteHandle, SqliteStore, sqliteStore } from "@agboss/store-sqlite";
 import {
   ApprovalApplication,

@@ -1,5 +1,5 @@
 import type { BenchSide, PhaseTimings } from "../measure.js";
-import type { PostgresTarget } from "../postgres.js";
+import type { PostgresServer, PostgresTarget } from "../postgres.js";
 import type { CallTimings } from "../store-timing.js";
 
 /** Where a scenario's sides keep their state. */
@@ -20,6 +20,8 @@ export interface ScenarioContext {
   readonly backend: Backend;
   /** With `--backend postgres`: the server and the two fresh schemas made for this scenario. */
   readonly postgres?: PostgresTarget | undefined;
+  /** With `--backend postgres`, for a solo scenario that makes its own schemas (`recovery`). */
+  readonly postgresServer?: PostgresServer | undefined;
   /**
    * SQLite's `synchronous` on both sides, or `default` for each library's own (AGBoss's store: FULL;
    * SqliteSaver: better-sqlite3's WAL default, NORMAL).
@@ -37,6 +39,10 @@ export interface ScenarioContext {
   readonly pendingLevels: readonly number[];
   /** `resume-latency`: measured resumes per level. */
   readonly resumes: number;
+  /** `recovery`: how many interrupted executions are recovered. */
+  readonly recover: number;
+  /** `recovery`: resumes in the comparison sample. */
+  readonly recoveryResumes: number;
 }
 
 /** The two sides of a scenario, opened and ready to run. */
@@ -63,6 +69,8 @@ export interface SoloResult {
   readonly lines: readonly string[];
   /** Its figures, JSON-serialisable. */
   readonly figures: Record<string, unknown>;
+  /** Checks the scenario made that failed; the run prints them and exits with code 1. */
+  readonly failures?: readonly string[];
 }
 
 interface ScenarioBase {
@@ -74,6 +82,8 @@ interface ScenarioBase {
   readonly description: string;
   /** The `--backend`s it can run on. */
   readonly backends: readonly Backend[];
+  /** Left out of a run that names no scenario (it is long, or starts processes): `--scenario` runs it. */
+  readonly onlyWhenNamed?: boolean;
 }
 
 /**
