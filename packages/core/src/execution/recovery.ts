@@ -1,4 +1,5 @@
 import { LogLevel } from "../logging/logger.js";
+import { PauseStatus } from "../pauses/pause-status.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { ClockTimer } from "../time/clock.js";
@@ -68,6 +69,11 @@ export class Recovery {
     pauseId: string | undefined,
   ): Promise<boolean> {
     const { clock, store, logger } = this.#services;
+    if (pauseId !== undefined) {
+      // Another instance sweeping the same page may have taken it since: one read instead of a lease.
+      const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+      if (pause?.status !== PauseStatus.Resolved) return true;
+    }
     const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
     if (lease === undefined) return false;
     let tree: Tree;
@@ -100,7 +106,16 @@ export class Recovery {
       fields: { executionId: rootExecutionId, tenantId },
       at: clock.now(),
     });
-    await this.#mover.move({ tree, lease, first: CONTINUE, withRecord: false }).catch(() => undefined);
+    await this.#mover.move({ tree, lease, first: CONTINUE, withRecord: false }).catch((error: unknown) => {
+      // The pass has recorded how the tree ended, or left it for the next sweep: only worth a line here.
+      logger.log({
+        level: LogLevel.Warn,
+        event: "sweep.pass-failed",
+        message: `recovering execution ${rootExecutionId} stopped: ${error instanceof Error ? error.message : String(error)}`,
+        fields: { executionId: rootExecutionId, tenantId },
+        at: clock.now(),
+      });
+    });
     return true;
   }
 
@@ -126,6 +141,9 @@ export class Recovery {
         if (handled.has(root)) continue;
         handled.add(root);
         if (await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId)) moved += 1;
+        // A backlog is worked off tree after tree: let timers (lease heartbeats, tool timeouts) and other
+        // calls of this process run between them, even where the store answers synchronously.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
       if (!full || moved === 0) return;
     }
