@@ -1,0 +1,80 @@
+import { PauseStatus } from "@agboss/core";
+import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
+import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { POSTGRES_CAPABILITIES } from "../src/index.js";
+import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
+
+const COUNT = 50_000;
+
+// What the planner does with the pause queries of the pause, resume and sweep paths once a tenant has
+// many waiting pauses: each must be answered through an index that bounds it, never a scan of the
+// tenant's (or the table's) pauses. Checked with EXPLAIN on the real server after ANALYZE, so a planner
+// or index change shows here.
+describe("pause lookups among 50,000 pending pauses on Postgres", () => {
+  const schema = uniqueSchema();
+  const pool = new pg.Pool({ connectionString: TEST_URL, max: 2 });
+  const queries: CompiledQuery[] = [];
+  const db = new Kysely<AgbossDatabase>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      if (event.level === "query") queries.push(event.query);
+    },
+  });
+  const store = new KyselyStore({ db, schema, capabilities: POSTGRES_CAPABILITIES, name: "postgres:many" });
+
+  beforeAll(async () => {
+    await store.migrate();
+    await pool.query(
+      `insert into "${schema}".agboss_pauses (tenant_id, pause_id, idempotency_key, thread_id, root_execution_id,
+         execution_id, owner_id, status, is_sent, channel, answered_by, agent, ask, step, asked_at)
+       select 'tenant-' || (i % 10), 'pause-' || i, 'step-' || i, 'thread-' || i, 'root-' || (i % 5000),
+              'root-' || i, 'owner', 'pending', 0, 'approvals', 'thread-owner', 'agent', '{}', '{}', i
+       from generate_series(0, ${COUNT - 1}) as i`,
+    );
+    await pool.query(`analyze "${schema}".agboss_pauses`);
+  }, 120_000);
+  afterAll(async () => {
+    await db.destroy();
+    await dropSchema(schema);
+  });
+
+  async function planOf(query: CompiledQuery): Promise<string> {
+    const client = await pool.connect();
+    try {
+      const { rows } = await client.query(`explain ${query.sql}`, [...query.parameters]);
+      return rows.map((row: { "QUERY PLAN": string }) => row["QUERY PLAN"]).join("\n");
+    } finally {
+      client.release();
+    }
+  }
+
+  test("a tree's pending pauses (listed at the end of every pass) are read through the tree's own index", async () => {
+    queries.length = 0;
+    const waiting = await store.pauses.list({
+      tenantId: "tenant-2",
+      rootExecutionId: "root-12",
+      statuses: [PauseStatus.Pending],
+    });
+    expect(waiting).toHaveLength(COUNT / 5000);
+    const [query] = queries.filter((q) => /agboss_pauses/.test(q.sql));
+    const plan = await planOf(query as CompiledQuery);
+    expect(plan).toContain("agboss_pauses_root_status_idx");
+    expect(plan).not.toMatch(/Seq Scan on agboss_pauses/);
+  });
+
+  test("a pause by id and by idempotency key, and the sweep's answered pauses, use their indexes", async () => {
+    queries.length = 0;
+    expect(await store.pauses.findByTenantIdAndPauseId("tenant-7", "pause-77")).toBeDefined();
+    expect(await store.pauses.findByTenantIdAndIdempotencyKey("tenant-3", "step-1233")).toBeDefined();
+    expect(await store.pauses.listResolvedBefore({ before: 10, limit: 100 })).toEqual([]);
+    const lookups = queries.filter((q) => /agboss_pauses/.test(q.sql));
+    expect(lookups).toHaveLength(3);
+    for (const query of lookups) {
+      const plan = await planOf(query);
+      expect(plan, query.sql).toMatch(/Index (Only )?Scan|Bitmap Index Scan/);
+      expect(plan, query.sql).not.toMatch(/Seq Scan on agboss_pauses/);
+    }
+  });
+});
