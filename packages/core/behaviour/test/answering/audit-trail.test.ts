@@ -1,8 +1,30 @@
-import { ExecutionStatus, PauseAnswerer, PauseKind, PauseResolution, replyWith } from "@agboss/core";
+import {
+  AgentFailedError,
+  ChannelOutcome,
+  callTool,
+  ExecutionStatus,
+  PauseAnswerer,
+  PauseKind,
+  PauseResolution,
+  replyWith,
+} from "@agboss/core";
 import { expect, vi } from "vitest";
 import { onEachBackend } from "../../src/backends.js";
-import { Desk, OfficeApplication, OfficeWorkflowStart } from "../../src/fixtures/approval-app.js";
-import { acme, pauseTwo, scriptThread } from "../../src/office.js";
+import {
+  ApprovedRefundTool,
+  Desk,
+  OfficeApplication,
+  OfficeWorkflowStart,
+  TestExpenseApprovalChannel,
+} from "../../src/fixtures/approval-app.js";
+import {
+  FinanceAgent,
+  LegalAgent,
+  OpsAgent,
+  ReviewApplication,
+  ReviewStart,
+} from "../../src/fixtures/parallel-app.js";
+import { acme, pauseExpense, pauseRefund, pauseTwo, scriptThread } from "../../src/office.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 
@@ -136,5 +158,106 @@ onEachBackend(OfficeApplication, (test) => {
       result.executionId,
     );
     expect(stored).toHaveLength(2);
+  });
+
+  test("[AU-01] a cancelled pause has its entry: resolution Cancelled, asked and closed on the Clock, no answer", async ({
+    app,
+    clock,
+    mockLlm,
+  }) => {
+    const { result } = await pauseRefund(app, mockLlm, "t-au-cancel");
+    await clock.advance(7_000);
+    await app.cancel("t-au-cancel", { tenantId: "acme" });
+    const record = await app.record(result.executionId, { tenantId: "acme" });
+    expect(record?.status).toBe(ExecutionStatus.Cancelled);
+    expect(record?.pauses).toEqual([
+      {
+        pauseId: undefined,
+        executionId: result.executionId,
+        step: expect.objectContaining({
+          agent: { kind: "agent", name: "office-agent" },
+          nodeId: "agent/office-agent",
+          toolCall: { callId: expect.any(String), tool: "refund-card-tool", index: 0 },
+        }),
+        role: "refund-approval-channel",
+        kind: PauseKind.Approval,
+        answeredBy: PauseAnswerer.Channel,
+        resolution: PauseResolution.Cancelled,
+        askedAt: "2026-01-01T00:00:00.000Z",
+        resolvedAt: "2026-01-01T00:00:07.000Z",
+      },
+    ]);
+  });
+
+  test("[AU-01] a pause its channel decided at once has its entry: resolution Decided, with the channel's decision", async ({
+    app,
+    mockLlm,
+    mockOf,
+  }) => {
+    mockOf(TestExpenseApprovalChannel).send.mockResolvedValueOnce(ChannelOutcome.decided({ approved: true }));
+    const { result } = await pauseExpense(app, mockLlm, "t-au-decided");
+    expect(result.status).toBe(ExecutionStatus.Completed);
+    expect(result.pending).toEqual([]);
+    const record = await app.record(result.executionId, { tenantId: "acme" });
+    expect(record?.pauses).toEqual([
+      {
+        pauseId: expect.any(String),
+        executionId: result.executionId,
+        step: expect.objectContaining({
+          agent: { kind: "agent", name: "office-agent" },
+          nodeId: "agent/office-agent",
+          toolCall: { callId: expect.any(String), tool: "book-expense-tool", index: 0 },
+        }),
+        role: "expense-approval-channel",
+        kind: PauseKind.Approval,
+        answeredBy: PauseAnswerer.ThreadOwner,
+        resolution: PauseResolution.Decided,
+        askedAt: "2026-01-01T00:00:00.000Z",
+        resolvedAt: "2026-01-01T00:00:00.000Z",
+        decision: { approved: true },
+      },
+    ]);
+  });
+});
+
+onEachBackend(ReviewApplication, (test) => {
+  test("[AU-01] a pause a FailFast launch withdrew has its entry: resolution Withdrawn, and the launch that withdrew it", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    mockLlm(LegalAgent).thenReturn(callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }));
+    mockLlm(FinanceAgent).thenReturn(() => Promise.reject(new Error("ledger offline")));
+    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
+    const error = await app
+      .execute(
+        ReviewStart,
+        { text: "case 9" },
+        { ownerId: "alice", tenant: acme, threadId: "t-au-withdrawn" },
+      )
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentFailedError);
+    const [pause] = await store.pauses.list({ tenantId: "acme", threadId: "t-au-withdrawn" });
+    const rootExecutionId = pause?.rootExecutionId as string;
+    const record = await app.record(rootExecutionId, { tenantId: "acme" });
+    expect(record?.pauses).toEqual([
+      {
+        pauseId: undefined,
+        executionId: rootExecutionId,
+        step: expect.objectContaining({
+          agent: { kind: "agent", name: "legal-agent" },
+          nodeId: "launch/1/0:agent/legal-agent",
+          copy: 0,
+          toolCall: { callId: expect.any(String), tool: "refund-card-tool", index: 0 },
+        }),
+        role: "refund-approval-channel",
+        kind: PauseKind.Approval,
+        answeredBy: PauseAnswerer.Channel,
+        resolution: PauseResolution.Withdrawn,
+        askedAt: "2026-01-01T00:00:00.000Z",
+        resolvedAt: "2026-01-01T00:00:00.000Z",
+        withdrawnBy: { executionId: rootExecutionId, launchId: "launch/1" },
+      },
+    ]);
   });
 });
