@@ -9,6 +9,11 @@ export interface AgbossFixtures {
   /** The application, created on a fresh store before the test and closed after it. */
   app: App;
   /**
+   * The test's instances: `testWith(App, { instances: N })` gives N apps over the same store and clock,
+   * as N processes would be (`apps[0]` is `app`). One (`[app]`) by default.
+   */
+  apps: App[];
+  /**
    * Opens another app over the same store and clock, as another process or a restart would; closed
    * after the test. A test that pauses resumes on it to prove nothing was kept in memory.
    */

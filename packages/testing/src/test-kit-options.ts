@@ -9,6 +9,11 @@ export interface TestKitOptions {
   readonly providers?: CreateAppOptions["providers"];
   /** `executionContext.env` of the apps. Default `test`. */
   readonly env?: string;
+  /**
+   * How many apps (instances) `testWith` opens for each test, all over the same store and clock: the
+   * `apps` fixture; `app` is the first. Default 1. `openApp` opens more during the test.
+   */
+  readonly instances?: number;
   /** Where the test clock starts, in epoch ms. Default 2026-01-01T00:00:00.000Z. */
   readonly clockStart?: number;
 }

@@ -50,6 +50,7 @@ function methodNames(instance: object): string[] {
  * const app = await kit.app();
  * kit.mockLlm(RefundAgent).thenReturn(replyWith("done"));
  * const again = await kit.openApp(); // a second process over the same store
+ * const [one, two] = await new TestKit(RefundApplication, { instances: 2 }).apps(); // two at once
  */
 export class TestKit {
   /** The clock every app of the kit runs on. */
@@ -65,9 +66,17 @@ export class TestKit {
   readonly #mockedClasses = new Map<AnyClass, object>();
   #store: Promise<Store> | undefined;
   #first: Promise<App> | undefined;
+  #instances: Promise<App[]> | undefined;
   #closed = false;
 
   constructor(application: AnyClass, options: TestKitOptions = {}) {
+    const { instances } = options;
+    if (instances !== undefined && (!Number.isSafeInteger(instances) || instances < 1)) {
+      throw new TestSetupError(
+        `testWith(${application.name}, { instances: ${String(instances)} }): instances is how many apps ` +
+          "each test gets over one store, a whole number from 1.",
+      );
+    }
     this.#application = application;
     this.#options = options;
     this.clock = new TestClock(options.clockStart === undefined ? {} : { start: options.clockStart });
@@ -83,6 +92,20 @@ export class TestKit {
   app(): Promise<App> {
     this.#first ??= this.openApp();
     return this.#first;
+  }
+
+  /**
+   * The first `instances` apps of the kit (option `instances`, default 1), opened on first use: the
+   * first is {@link TestKit.app}, each other one another instance over the same store and clock.
+   */
+  apps(): Promise<App[]> {
+    this.#instances ??= (async () => {
+      const first = await this.app();
+      const others: App[] = [];
+      for (let i = 1; i < (this.#options.instances ?? 1); i += 1) others.push(await this.openApp());
+      return [first, ...others];
+    })();
+    return this.#instances;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { type App, AppClosedError, MemoryStore, replyWith, type Store } from "@agboss/core";
 import { describe, expect, vi } from "vitest";
-import { TEST_CLOCK_START, testWith } from "../src/index.js";
+import { TEST_CLOCK_START, TestKit, TestSetupError, testWith } from "../src/index.js";
 import { OrderBook, SupportAgent, SupportApplication, SupportWorkflowStart } from "./fixtures/support-app.js";
 
 const test = testWith(SupportApplication);
@@ -127,4 +127,48 @@ describe("testWith({ store })", () => {
       expect(opened[0]?.close).toHaveBeenCalledTimes(1);
     },
   );
+});
+
+describe("testWith({ instances })", () => {
+  const twoInstances = testWith(SupportApplication, { instances: 2 });
+
+  twoInstances(
+    "[TK-01] { instances: 2 } gives each test two apps over one store and clock; app is the first",
+    async ({ app, apps, mockLlm, store, clock }) => {
+      expect(apps).toHaveLength(2);
+      const [one, two] = apps as [App, App];
+      expect(one).toBe(app);
+      expect(two).not.toBe(one);
+      expect(two.store).toBe(store);
+      const script = mockLlm(SupportAgent).thenReturn(replyWith("From one."), replyWith("From two."));
+      await expect(ask(one, "thread-two-instances")).resolves.toMatchObject({
+        output: { text: "From one." },
+      });
+      await clock.advance(1_000);
+      const followUp = await ask(two, "thread-two-instances");
+      expect(followUp.output).toEqual({ text: "From two." });
+      expect(script.calls).toHaveLength(2);
+      expect(await store.threads.findByTenantIdAndThreadId("default", "thread-two-instances")).toMatchObject({
+        latestExecutionId: followUp.executionId,
+        updatedAt: TEST_CLOCK_START + 1_000,
+      });
+      earlier = { app: one, other: two, store };
+    },
+  );
+
+  twoInstances("[TK-01] both instances are closed after the test", async () => {
+    const previous = earlier as NonNullable<typeof earlier>;
+    await expect(ask(previous.app, "late")).rejects.toBeInstanceOf(AppClosedError);
+    await expect(ask(previous.other as App, "late")).rejects.toBeInstanceOf(AppClosedError);
+  });
+
+  test("[TK-01] without the option, apps is [app]", async ({ app, apps }) => {
+    expect(apps).toEqual([app]);
+  });
+
+  test("[TK-01] instances must be a whole number from 1", () => {
+    for (const instances of [0, -1, 1.5, Number.NaN]) {
+      expect(() => new TestKit(SupportApplication, { instances })).toThrow(TestSetupError);
+    }
+  });
 });
