@@ -25,7 +25,7 @@ import { ExecutionRecorder } from "../execution/execution-recorder.js";
 import { TreeMover } from "../execution/pass.js";
 import { Recovery } from "../execution/recovery.js";
 import { tenantOf, threadOpenFor } from "../execution/start.js";
-import { CONTINUE, readTree, type Tree } from "../execution/tree.js";
+import { CONTINUE, ENDED, readTree, type Tree } from "../execution/tree.js";
 import { TreeLeases } from "../execution/tree-leases.js";
 import { type CompiledFlow, compileFlow } from "../graph/compile-flow.js";
 import { LogLevel } from "../logging/logger.js";
@@ -151,6 +151,16 @@ export class App {
     const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
     if (lease === undefined)
       throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
+    // Again under the lease: a start that raced this one may have paused on the thread meanwhile.
+    await threadOpenFor(this.#services, {
+      tenantId: tenant.tenantId,
+      threadId,
+      ownerId: options.ownerId,
+      workflowName: flow.workflow.name,
+    }).catch(async (error: unknown) => {
+      await this.#services.store.leases.release(lease);
+      throw error;
+    });
     const executionId = randomUUID();
     rememberExecutionBudget(this.#services, tenant.tenantId, executionId, budget);
     const startedAt = clock.now();
@@ -308,33 +318,57 @@ export class App {
   async cancel(threadId: string, options: { tenantId?: string } = {}): Promise<void> {
     this.#assertOpen();
     const tenantId = options.tenantId ?? "default";
+    const { store } = this.#services;
+    if ((await store.threads.findByTenantIdAndThreadId(tenantId, threadId)) === undefined) return;
+    const local = this.#mover.running.get(`${tenantId}/${threadId}`);
+    if (local !== undefined) {
+      // A pass of this process moves the tree: it stops at its next step and records the cancellation
+      // itself (under its lease). Its channel may be in the middle of a send that this call must not
+      // wait for; the pending pauses are closed now, so the send's step tells its channel once it returns.
+      local.abort(new ExecutionCancelledError(threadId));
+      await this.#cancelRecorded(tenantId, threadId, undefined);
+      return;
+    }
+    // Otherwise under the tree's lease when it is free, so what this call records is fenced. When another
+    // instance holds it, its pauses are closed all the same (a send in flight must not hold a cancel
+    // up); that holder's pass finds them closed.
+    const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
+    try {
+      await this.#cancelRecorded(tenantId, threadId, lease);
+    } finally {
+      if (lease !== undefined) await store.leases.release(lease).catch(() => undefined);
+    }
+  }
+
+  /** Closes the latest execution's pending pauses as cancelled and records it cancelled, unless it ended. */
+  async #cancelRecorded(tenantId: string, threadId: string, lease: Lease | undefined): Promise<void> {
     const { store, clock } = this.#services;
     const thread = await store.threads.findByTenantIdAndThreadId(tenantId, threadId);
-    if (thread === undefined) return;
-    this.#mover.running.get(`${tenantId}/${threadId}`)?.abort(new ExecutionCancelledError(threadId));
-    const latest = await store.executions.findByTenantIdAndExecutionId(tenantId, thread.latestExecutionId);
-    if (
-      latest === undefined ||
-      latest.status === ExecutionStatus.Completed ||
-      latest.status === ExecutionStatus.Failed
-    )
-      return;
+    const latest =
+      thread === undefined
+        ? undefined
+        : await store.executions.findByTenantIdAndExecutionId(tenantId, thread.latestExecutionId);
+    if (latest === undefined || ENDED.has(latest.status)) return;
     await closePending(this.#services, {
       tenantId,
       rootExecutionId: latest.rootExecutionId,
       resolution: PauseResolution.Cancelled,
+      fence: lease,
     });
     const record = latest.record as ExecutionRecord;
-    await store.executions.save({
-      ...latest,
-      status: ExecutionStatus.Cancelled,
-      updatedAt: clock.now(),
-      record: {
-        ...record,
+    await store.executions.save(
+      {
+        ...latest,
         status: ExecutionStatus.Cancelled,
-        finishedAt: new Date(clock.now()).toISOString(),
+        updatedAt: clock.now(),
+        record: {
+          ...record,
+          status: ExecutionStatus.Cancelled,
+          finishedAt: new Date(clock.now()).toISOString(),
+        },
       },
-    });
+      lease,
+    );
   }
 
   /** The stored record of an execution, with its audit trail. */

@@ -92,9 +92,13 @@ export class TreeMover {
     } catch (error) {
       throw await this.#stopped(pass, error);
     } finally {
-      this.running.delete(lease.key);
+      if (this.running.get(lease.key) === controller) this.running.delete(lease.key);
       heartbeat.stop();
-      await pass.release().catch(() => undefined);
+      // An app closing mid-pass lets the lease lapse instead: a tool it cut off may still be running,
+      // and another instance must not start it again before the lease says this one is gone.
+      if (!(controller.signal.reason instanceof AppClosedError)) {
+        await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
+      }
     }
   }
 
@@ -109,24 +113,35 @@ export class TreeMover {
       const ended = await this.#endedElsewhere(pass, snapshot.values as FlowStateValue);
       if (ended !== undefined) return ended;
     }
-    const ran = await this.#advance(pass, first);
-    if (ran.finished !== undefined) return this.#complete(pass, ran.finished);
-    const snapshot = ran.snapshot ?? (await pass.graph.getState(configOf(pass)));
-    const waiting =
-      snapshot.next.length === 0
-        ? []
-        : await this.#services.store.pauses.list({
-            tenantId: frame.tenant.tenantId,
-            rootExecutionId: frame.rootExecutionId,
-            statuses: [PauseStatus.Pending],
-          });
-    if (waiting.length > 0) return this.#restPaused(pass, snapshot, waiting);
-    const finished = snapshot.values as FlowStateValue;
-    if (!ran.moved) {
-      const ended = await this.#endedElsewhere(pass, finished);
-      if (ended !== undefined) return ended;
+    let ran = await this.#advance(pass, first);
+    let moved = ran.moved;
+    for (let look = 1; ; look += 1) {
+      if (ran.finished !== undefined) return this.#complete(pass, ran.finished);
+      const snapshot = ran.snapshot ?? (await pass.graph.getState(configOf(pass)));
+      const waiting =
+        snapshot.next.length === 0
+          ? []
+          : await this.#services.store.pauses.list({
+              tenantId: frame.tenant.tenantId,
+              rootExecutionId: frame.rootExecutionId,
+              statuses: [PauseStatus.Pending],
+            });
+      if (waiting.length > 0) return this.#restPaused(pass, snapshot, waiting);
+      const finished = snapshot.values as FlowStateValue;
+      if (snapshot.next.length > 0 && look < MAX_LOOKS) {
+        // Interrupted, and no pause pending: one was answered between the resume map's read and this
+        // list. Go on from the checkpoint again (it takes that answer) instead of ending unfinished.
+        ran = await this.#advance(pass, CONTINUE);
+        moved ||= ran.moved;
+        continue;
+      }
+      if (!moved || snapshot.next.length > 0) {
+        // Nothing ran, or the tree cannot move (its pauses were cancelled): report how it ended.
+        const ended = await this.#endedElsewhere(pass, finished);
+        if (ended !== undefined) return ended;
+      }
+      return this.#complete(pass, finished);
     }
-    return this.#complete(pass, finished);
   }
 
   /**
@@ -186,7 +201,7 @@ export class TreeMover {
       pauses: await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
     });
     await this.#recorder.save(record, lease);
-    await pass.release();
+    await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
     return {
       status: ExecutionStatus.Paused,
@@ -209,7 +224,7 @@ export class TreeMover {
       pauses: withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
     });
     await this.#recorder.save(record, lease);
-    await pass.release();
+    await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
     const output: ExecutionOutput = {
       status: ExecutionStatus.Completed,
       output: state.run.output,
@@ -318,6 +333,18 @@ export class TreeMover {
     await this.#events.emit("onExecutionError", { ...this.#events.base(frame), error: thrown });
   }
 
+  /** A release that failed after the pass's last write: the lease lapses on its own; only a log line. */
+  #releaseFailed(pass: Pass, error: unknown): void {
+    const { logger, clock } = this.#services;
+    logger.log({
+      level: LogLevel.Warn,
+      event: "lease.release-failed",
+      message: `releasing the lease ${pass.lease.key} failed (it lapses in 30 s): ${error instanceof Error ? error.message : String(error)}`,
+      fields: { key: pass.lease.key },
+      at: clock.now(),
+    });
+  }
+
   /** Logs that a pass stopped on a fault that is not the work's, leaving the tree to recovery. */
   #leftForRecovery(frame: ExecutionFrame, error: unknown): void {
     const { logger, clock } = this.#services;
@@ -330,6 +357,9 @@ export class TreeMover {
     });
   }
 }
+
+/** How many times a pass looks again for an answer that landed while it listed the pending pauses. */
+const MAX_LOOKS = 3;
 
 /** A snapshot of a compiled flow's state. */
 type Snapshot = Awaited<ReturnType<CompiledFlow["getState"]>>;
