@@ -120,10 +120,9 @@ export class Recovery {
   }
 
   /**
-   * Recovers trees page by page until a page is not full or moved none of its trees (all held by live
-   * holders, or handled already). Each instance takes a page in its own random order, so instances
-   * sweeping at once mostly take different trees, and a backlog is worked off in one sweep, not one
-   * page every 30 seconds.
+   * Recovers trees page by page, each page read from just after the last one, until a page is not full.
+   * Each instance takes a page in its own random order, so instances sweeping at once mostly take
+   * different trees, and a backlog is worked off in one sweep, not one page every 30 seconds.
    */
   async #recoverPages(
     handled: Set<string>,
@@ -134,18 +133,19 @@ export class Recovery {
   ): Promise<void> {
     for (;;) {
       const { full, trees } = await nextPage();
-      let moved = 0;
       for (const tree of shuffled(trees)) {
         if (this.#isClosed()) return;
         const root = `${tree.tenantId}/${tree.rootExecutionId}`;
         if (handled.has(root)) continue;
         handled.add(root);
-        if (await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId)) moved += 1;
+        await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId);
         // A backlog is worked off tree after tree: let timers (lease heartbeats, tool timeouts) and other
         // calls of this process run between them, even where the store answers synchronously.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
-      if (!full || moved === 0) return;
+      // Pages go on from the last row of the one before, so trees this instance cannot take (held by
+      // live holders, or unreadable) never hide the ones behind them.
+      if (!full) return;
     }
   }
 
@@ -167,18 +167,39 @@ export class Recovery {
       // Answered pauses nobody took (their resumer died between the two phases), oldest first, across
       // tenants: found by their own index, so long-waiting trees cannot crowd them out.
       const handled = new Set<string>();
+      let afterPause: { resolvedAt: number; tenantId: string; pauseId: string } | undefined;
       await this.#recoverPages(handled, async () => {
         const page = await store.pauses.listResolvedBefore({
           before: clock.now() - RECOVERY_GRACE_MS,
           limit: SWEEP_PAGE,
+          ...(afterPause === undefined ? {} : { after: afterPause }),
         });
+        const last = page.at(-1);
+        if (last !== undefined)
+          afterPause = {
+            resolvedAt: last.resolvedAt as number,
+            tenantId: last.tenantId,
+            pauseId: last.pauseId,
+          };
         return { full: page.length === SWEEP_PAGE, trees: page };
       });
       // Trees recorded as running whose holder is gone (died, frozen or cut off past its lease): a start
       // that never rested, or a resume past its first phase (its pause may be Taken already). Paused trees
       // owe nothing unless a pause of theirs was answered, which the pages above find.
+      let afterExecution: { updatedAt: number; tenantId: string; executionId: string } | undefined;
       await this.#recoverPages(handled, async () => {
-        const page = await store.executions.listByStatus([ExecutionStatus.Running], SWEEP_PAGE);
+        const page = await store.executions.listByStatus(
+          [ExecutionStatus.Running],
+          SWEEP_PAGE,
+          afterExecution,
+        );
+        const last = page.at(-1);
+        if (last !== undefined)
+          afterExecution = {
+            updatedAt: last.updatedAt,
+            tenantId: last.tenantId,
+            executionId: last.executionId,
+          };
         const settled = clock.now() - RECOVERY_GRACE_MS;
         return {
           full: page.length === SWEEP_PAGE,

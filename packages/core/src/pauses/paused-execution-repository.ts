@@ -24,7 +24,12 @@ export interface PausedExecutionRepository {
    * Never a Pending, Taken or Cancelled pause. For the recovery sweep: an answer nobody has taken
    * up yet, however many other executions are waiting.
    */
-  listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]>;
+  listResolvedBefore(args: {
+    before: number;
+    limit: number;
+    /** Only the pauses after this one in that order: the next page of the sweep. */
+    after?: { readonly resolvedAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]>;
   /**
    * Sets `isSent` (and `channelRef`, when given) on a Pending pause; returns the updated record, or
    * undefined when not Pending.

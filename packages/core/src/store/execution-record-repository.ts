@@ -13,8 +13,16 @@ export interface ExecutionRecordRepository {
   findByTenantIdAndExecutionId(tenantId: string, executionId: string): Promise<StoredExecution | undefined>;
   /** A thread's executions, oldest first. */
   listByTenantIdAndThreadId(tenantId: string, threadId: string): Promise<StoredExecution[]>;
-  /** Executions whose status is one of `statuses`, on any tenant, oldest update first (the sweep). */
-  listByStatus(statuses: readonly string[], limit: number): Promise<StoredExecution[]>;
+  /**
+   * Executions whose status is one of `statuses`, on any tenant, oldest update first (ties by tenantId,
+   * then executionId), at most `limit`; with `after`, only those that come after it in that order (the
+   * sweep pages through them this way, so rows it cannot take never hide the ones behind them).
+   */
+  listByStatus(
+    statuses: readonly string[],
+    limit: number,
+    after?: { readonly updatedAt: number; readonly tenantId: string; readonly executionId: string },
+  ): Promise<StoredExecution[]>;
   /** Writes a pause's audit entry; a second write for the same (tenantId, idempotencyKey) is ignored. */
   savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void>;
   /** Every audit entry of a tree, in the order the pauses were asked. */

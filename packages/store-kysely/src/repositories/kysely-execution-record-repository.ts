@@ -98,12 +98,28 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     return rows.map(toExecution);
   }
 
-  async listByStatus(statuses: readonly string[], limit: number): Promise<StoredExecution[]> {
+  async listByStatus(
+    statuses: readonly string[],
+    limit: number,
+    after?: { readonly updatedAt: number; readonly tenantId: string; readonly executionId: string },
+  ): Promise<StoredExecution[]> {
     if (statuses.length === 0 || limit <= 0) return [];
-    const rows = await this.#store.db
-      .selectFrom("agboss_executions")
-      .selectAll()
-      .where("status", "in", statuses)
+    let query = this.#store.db.selectFrom("agboss_executions").selectAll().where("status", "in", statuses);
+    if (after !== undefined) {
+      query = query.where((eb) =>
+        eb.or([
+          eb("updated_at", ">", after.updatedAt),
+          eb.and([
+            eb("updated_at", "=", after.updatedAt),
+            eb.or([
+              eb("tenant_id", ">", after.tenantId),
+              eb.and([eb("tenant_id", "=", after.tenantId), eb("execution_id", ">", after.executionId)]),
+            ]),
+          ]),
+        ]),
+      );
+    }
+    const rows = await query
       .orderBy("updated_at", "asc")
       .orderBy("tenant_id", "asc")
       .orderBy("execution_id", "asc")

@@ -117,9 +117,40 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     return rows.map(toPause);
   }
 
-  async listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]> {
+  async listResolvedBefore(args: {
+    before: number;
+    limit: number;
+    after?: { readonly resolvedAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]> {
     const limit = Math.min(Math.trunc(args.limit), Number.MAX_SAFE_INTEGER);
     if (!(limit > 0)) return [];
+    const { after } = args;
+    if (after !== undefined) {
+      // The next page: the same order, from just after the last pause of the page before.
+      const rows = await this.#store.db
+        .selectFrom("agboss_pauses")
+        .selectAll()
+        .where("status", "=", PauseStatus.Resolved)
+        .where("resolved_at", "<", args.before)
+        .where((eb) =>
+          eb.or([
+            eb("resolved_at", ">", after.resolvedAt),
+            eb.and([
+              eb("resolved_at", "=", after.resolvedAt),
+              eb.or([
+                eb("tenant_id", ">", after.tenantId),
+                eb.and([eb("tenant_id", "=", after.tenantId), eb("pause_id", ">", after.pauseId)]),
+              ]),
+            ]),
+          ]),
+        )
+        .orderBy("resolved_at", "asc")
+        .orderBy("tenant_id", "asc")
+        .orderBy("pause_id", "asc")
+        .limit(limit)
+        .execute();
+      return rows.map(toPause);
+    }
     const { rows } = await this.#resolvedBefore.execute(this.#store.db, {
       status: PauseStatus.Resolved,
       before: args.before,

@@ -53,6 +53,27 @@ export function executionCases({ store, test }: ConformanceContext): void {
     expect(await store().executions.listByStatus(["failed"], 10)).toEqual([]);
   });
 
+  test("executions: listByStatus pages on from `after` (ties by tenantId, then executionId)", async () => {
+    const rows = [
+      storedExecution({ status: "running", updatedAt: 1_000, tenantId: "tenant-b", executionId: "e-2" }),
+      storedExecution({ status: "running", updatedAt: 1_000, tenantId: "tenant-a", executionId: "e-9" }),
+      storedExecution({ status: "running", updatedAt: 1_000, tenantId: "tenant-b", executionId: "e-1" }),
+      storedExecution({ status: "running", updatedAt: 2_000, tenantId: "tenant-a", executionId: "e-5" }),
+      storedExecution({ status: "paused", updatedAt: 1_500, tenantId: "tenant-a", executionId: "e-7" }),
+    ];
+    for (const e of rows) await store().executions.save(e);
+    const seen: string[] = [];
+    let after: { updatedAt: number; tenantId: string; executionId: string } | undefined;
+    for (let page = 0; page < 10; page += 1) {
+      const found = await store().executions.listByStatus(["running"], 2, after);
+      seen.push(...found.map((e) => `${e.tenantId}/${e.executionId}`));
+      const last = found.at(-1);
+      if (found.length < 2 || last === undefined) break;
+      after = { updatedAt: last.updatedAt, tenantId: last.tenantId, executionId: last.executionId };
+    }
+    expect(seen).toEqual(["tenant-a/e-9", "tenant-b/e-1", "tenant-b/e-2", "tenant-a/e-5"]);
+  });
+
   test("executions: savePauseAnswer writes once per (tenantId, idempotencyKey)", async () => {
     const entry = {
       tenantId: "tenant-a",

@@ -313,6 +313,30 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     );
   });
 
+  test("pauses: listResolvedBefore pages on from `after`, in the same order, so every resolved pause is reached", async () => {
+    const make = async (tenantId: string, pauseId: string, at: number) => {
+      await pauses().findOrCreate(pauseRecord({ tenantId, pauseId }));
+      return (await pauses().resolve(tenantId, pauseId, ANSWER, at))!;
+    };
+    const all = [
+      await make("tenant-b", "pause-9", 50),
+      await make("tenant-a", "pause-3", 60),
+      await make("tenant-b", "pause-1", 60),
+      await make("tenant-a", "pause-7", 70),
+      await make("tenant-a", "pause-8", 70),
+    ];
+    const seen: string[] = [];
+    let after: { resolvedAt: number; tenantId: string; pauseId: string } | undefined;
+    for (let page = 0; page < 10; page += 1) {
+      const found = await pauses().listResolvedBefore({ before: 100, limit: 2, ...(after ? { after } : {}) });
+      seen.push(...found.map((p) => `${p.tenantId}/${p.pauseId}`));
+      const last = found.at(-1);
+      if (found.length < 2 || last === undefined) break;
+      after = { resolvedAt: last.resolvedAt as number, tenantId: last.tenantId, pauseId: last.pauseId };
+    }
+    expect(seen).toEqual(all.map((p) => `${p.tenantId}/${p.pauseId}`));
+  });
+
   test("pauses: records are copied in and out", async () => {
     const record = pauseRecord({ ask: json({ nested: { value: 1 } }) });
     const input = structuredClone(record);

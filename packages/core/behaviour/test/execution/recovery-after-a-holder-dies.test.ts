@@ -42,6 +42,43 @@ async function sweepUntilEnded(app: App, executionId: string): Promise<void> {
 }
 
 onEachBackendAndPostgres(OfficeApplication, (test) => {
+  test("a dead holder's tree behind a full page of trees live holders still move is recovered: the sweep pages on past them", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    // 100 running trees whose holders are alive (their leases held far into the future), all older.
+    for (let i = 0; i < 100; i += 1) {
+      const threadId = `t-live-${i}`;
+      await store.leases.acquire({
+        key: `acme/${threadId}`,
+        holder: "live",
+        now: clock.now() + 10 * LEASE_TTL_MS,
+        ttlMs: LEASE_TTL_MS,
+      });
+      await store.executions.save({
+        tenantId: "acme",
+        executionId: `live-${i}`,
+        rootExecutionId: `live-${i}`,
+        parentExecutionId: undefined,
+        threadId,
+        workflowName: "office-workflow",
+        status: ExecutionStatus.Running,
+        startedAt: clock.now() - 10_000,
+        updatedAt: clock.now() - 10_000 + i,
+        record: {},
+      });
+    }
+    const { pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-behind");
+    const { executionId } = await diedAfterTaking(store, clock.now(), pauseId, threadKey);
+    await clock.advance(LEASE_TTL_MS + 1);
+    await sweepUntilEnded(app, executionId);
+    const record = await app.record(executionId, { tenantId: acme.tenantId });
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+    expect(app.get(Desk).refunds).toHaveLength(1);
+  });
+
   test("a tree whose holder died after taking its answer is carried on by the sweep once the lease lapsed: the tool runs once, one finish", async ({
     app,
     mockLlm,

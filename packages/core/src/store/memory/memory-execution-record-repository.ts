@@ -37,10 +37,20 @@ export class MemoryExecutionRecordRepository implements ExecutionRecordRepositor
       .map(copy);
   }
 
-  async listByStatus(statuses: readonly string[], limit: number): Promise<StoredExecution[]> {
+  async listByStatus(
+    statuses: readonly string[],
+    limit: number,
+    after?: { readonly updatedAt: number; readonly tenantId: string; readonly executionId: string },
+  ): Promise<StoredExecution[]> {
     if (limit <= 0) return [];
+    const isAfter = (e: StoredExecution) =>
+      after === undefined ||
+      e.updatedAt > after.updatedAt ||
+      (e.updatedAt === after.updatedAt &&
+        (compare(e.tenantId, after.tenantId) > 0 ||
+          (e.tenantId === after.tenantId && compare(e.executionId, after.executionId) > 0)));
     return [...this.#executions.values()]
-      .filter((e) => statuses.includes(e.status))
+      .filter((e) => statuses.includes(e.status) && isAfter(e))
       .sort(
         (a, b) =>
           a.updatedAt - b.updatedAt ||

@@ -65,11 +65,26 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
     return (query.limit === undefined ? matches : matches.slice(0, Math.max(0, query.limit))).map(copy);
   }
 
-  async listResolvedBefore(args: { before: number; limit: number }): Promise<PauseRecord[]> {
+  async listResolvedBefore(args: {
+    before: number;
+    limit: number;
+    after?: { readonly resolvedAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]> {
     if (!(args.limit >= 1)) return [];
+    const { after } = args;
+    const isAfter = (p: PauseRecord) =>
+      after === undefined ||
+      (p.resolvedAt as number) > after.resolvedAt ||
+      (p.resolvedAt === after.resolvedAt &&
+        (compare(p.tenantId, after.tenantId) > 0 ||
+          (p.tenantId === after.tenantId && compare(p.pauseId, after.pauseId) > 0)));
     return [...this.#pauses.values()]
       .filter(
-        (p) => p.status === PauseStatus.Resolved && p.resolvedAt !== undefined && p.resolvedAt < args.before,
+        (p) =>
+          p.status === PauseStatus.Resolved &&
+          p.resolvedAt !== undefined &&
+          p.resolvedAt < args.before &&
+          isAfter(p),
       )
       .sort(
         (a, b) =>
