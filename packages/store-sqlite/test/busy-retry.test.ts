@@ -4,6 +4,7 @@ import type { Fence, PauseRecord } from "@agboss/core/store";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { type SqliteHandle, SqliteStore, sqliteFaultOf } from "../src/index.js";
+import { pause, thread } from "./records.js";
 import { tempDir } from "./temp-dir.js";
 
 const dir = tempDir();
@@ -53,37 +54,6 @@ async function openContended(retry: { attempts: number; baseDelayMs: number; max
   cleanups.push(() => other.open && other.close());
   return { store, other, begins: counting.begins };
 }
-
-const pause = (pauseId: string): PauseRecord => ({
-  tenantId: "t",
-  pauseId,
-  idempotencyKey: `key-${pauseId}`,
-  threadId: "th",
-  rootExecutionId: "r",
-  executionId: "r",
-  ownerId: "o",
-  status: PauseStatus.Pending,
-  resolution: undefined,
-  isSent: false,
-  channel: "c",
-  answeredBy: "thread-owner",
-  agent: "a",
-  ask: {} as never,
-  step: {} as never,
-  answer: undefined,
-  askedAt: 1,
-  resolvedAt: undefined,
-});
-
-const thread = (threadId: string) => ({
-  tenantId: "t",
-  threadId,
-  ownerId: "o",
-  workflowName: "w",
-  latestExecutionId: "e",
-  createdAt: 1,
-  updatedAt: 1,
-});
 
 describe("SQLITE_BUSY from another connection", () => {
   test("writes the lock turns away are retried until the other connection lets go, then commit", async () => {

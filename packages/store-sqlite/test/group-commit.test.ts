@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { LeaseLostError, PauseStatus } from "@agboss/core";
-import type { Fence, PauseRecord } from "@agboss/core/store";
+import { LeaseLostError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import { type SqliteHandle, SqliteStore } from "../src/index.js";
+import { pause, thread } from "./records.js";
 import { tempDir } from "./temp-dir.js";
 
 const dir = tempDir();
@@ -32,37 +33,6 @@ function countingCommits(path: string): { handle: SqliteHandle; commits: () => n
   } as unknown as SqliteHandle;
   return { handle, commits: () => commits, close: () => db.close() };
 }
-
-const pause = (pauseId: string): PauseRecord => ({
-  tenantId: "t",
-  pauseId,
-  idempotencyKey: `key-${pauseId}`,
-  threadId: "th",
-  rootExecutionId: "r",
-  executionId: "r",
-  ownerId: "o",
-  status: PauseStatus.Pending,
-  resolution: undefined,
-  isSent: false,
-  channel: "c",
-  answeredBy: "thread-owner",
-  agent: "a",
-  ask: {} as never,
-  step: {} as never,
-  answer: undefined,
-  askedAt: 1,
-  resolvedAt: undefined,
-});
-
-const thread = (threadId: string) => ({
-  tenantId: "t",
-  threadId,
-  ownerId: "o",
-  workflowName: "w",
-  latestExecutionId: "e",
-  createdAt: 1,
-  updatedAt: 1,
-});
 
 async function openWithTakeover() {
   const counting = countingCommits(dir.file(`${randomUUID()}.sqlite`));
