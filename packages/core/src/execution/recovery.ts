@@ -67,15 +67,15 @@ export class Recovery {
     threadId: string,
     rootExecutionId: string,
     pauseId: string | undefined,
-  ): Promise<boolean> {
+  ): Promise<void> {
     const { clock, store, logger } = this.#services;
     if (pauseId !== undefined) {
       // Another instance sweeping the same page may have taken it since: one read instead of a lease.
       const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
-      if (pause?.status !== PauseStatus.Resolved) return true;
+      if (pause?.status !== PauseStatus.Resolved) return;
     }
     const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
-    if (lease === undefined) return false;
+    if (lease === undefined) return;
     let tree: Tree;
     try {
       tree = await readTree(this.#services, tenantId, rootExecutionId);
@@ -85,7 +85,7 @@ export class Recovery {
         // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
         if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
         await store.leases.release(lease);
-        return pauseId !== undefined;
+        return;
       }
       await this.#recorder.markRunning(tree, lease);
     } catch (error) {
@@ -97,7 +97,7 @@ export class Recovery {
         fields: { executionId: rootExecutionId, tenantId },
         at: clock.now(),
       });
-      return false;
+      return;
     }
     logger.log({
       level: LogLevel.Info,
@@ -116,7 +116,6 @@ export class Recovery {
         at: clock.now(),
       });
     });
-    return true;
   }
 
   /**
