@@ -1,0 +1,99 @@
+import { type DtoIssue, DtoValidationError, ErrorCode, parseDto, ThreadBusyError } from "@agboss/core";
+import { MAX_THREAD_ID_CHARS, objectBody, throwIssues } from "./body-checks.js";
+import { type ExecutionView, executionStatusCode, executionView } from "./execution-view.js";
+import { type HttpCaller, ownerOf } from "./http-caller.js";
+import type { HttpContext } from "./http-context.js";
+import { HttpError } from "./http-error.js";
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  idempotencyKeyOf,
+  idempotentThreadId,
+  inProgress,
+  type Replay,
+  replayOf,
+} from "./idempotency.js";
+import { readJsonBody } from "./read-json-body.js";
+
+/** @internal What a start answers. */
+export interface StartReply {
+  readonly status: 200 | 202;
+  readonly body: ExecutionView;
+  readonly replayed: boolean;
+}
+
+/**
+ * `POST /starts/{start}`: `{ input, threadId? }`. 202 with the pending pauses when the execution rests
+ * paused, 200 when it ended. With an `Idempotency-Key`, the key's first request starts the execution
+ * and every retry gets its state.
+ * @internal
+ */
+export async function startRoute(
+  context: HttpContext,
+  args: { readonly request: Request; readonly startName: string; readonly caller: HttpCaller },
+): Promise<StartReply> {
+  const { request, startName, caller } = args;
+  const start = context.starts.get(startName);
+  if (start === undefined) {
+    throw new HttpError({
+      status: 404,
+      code: ErrorCode.WorkflowUnknown,
+      message: `No workflow start "${startName}" is served here; known: ${[...context.starts.keys()].join(", ") || "none"}.`,
+    });
+  }
+  const ownerId = ownerOf(caller, "start executions");
+  const issues: DtoIssue[] = [];
+  const key = idempotencyKeyOf(request, issues);
+  const body = objectBody(await readJsonBody(request, context.maxBodyBytes), ["input", "threadId"], issues);
+  const { threadId } = body;
+  if (threadId !== undefined) {
+    if (typeof threadId !== "string" || threadId === "" || threadId.length > MAX_THREAD_ID_CHARS)
+      issues.push({
+        path: "threadId",
+        message: `a threadId is a text of 1 to ${MAX_THREAD_ID_CHARS} characters`,
+      });
+    else if (request.headers.has(IDEMPOTENCY_KEY_HEADER))
+      issues.push({
+        path: "threadId",
+        message: "a start with an Idempotency-Key runs on the key's own thread: leave threadId out",
+      });
+  }
+  let input: unknown;
+  try {
+    input = parseDto(start.input, body.input, `the input of ${start.name}`);
+  } catch (error) {
+    if (!(error instanceof DtoValidationError)) throw error;
+    for (const issue of error.issues)
+      issues.push({ path: issue.path === "" ? "input" : `input.${issue.path}`, message: issue.message });
+  }
+  throwIssues(`the start of ${start.name}`, issues);
+
+  const tenantId = caller.tenantId;
+  const thread =
+    key !== undefined
+      ? idempotentThreadId(start.name, ownerId, key)
+      : ((threadId as string | undefined) ??
+        context.options.threadId?.({ start: start.name, input, caller }));
+  const replayed = (replay: Replay): StartReply => ({ ...replay, replayed: true });
+  if (key !== undefined && thread !== undefined) {
+    const replay = await replayOf(context, { tenantId, threadId: thread, start, input });
+    if (replay !== undefined) return replayed(replay);
+  }
+  try {
+    const result = await context.app.execute(start.cls, input as Record<string, unknown>, {
+      ownerId,
+      tenant: { tenantId },
+      ...(thread === undefined ? {} : { threadId: thread }),
+    });
+    const view = executionView(result);
+    return { status: executionStatusCode(view), body: view, replayed: false };
+  } catch (error) {
+    // Two requests with one key at once: the one that lost the thread reports the other's execution.
+    if (key !== undefined && thread !== undefined && error instanceof ThreadBusyError) {
+      // The other may hold the thread's lease before it stored anything: then it is still starting.
+      const replay = await replayOf(context, { tenantId, threadId: thread, start, input });
+      if (replay === undefined) throw inProgress();
+      return replayed(replay);
+    }
+    throw error;
+  }
+}
