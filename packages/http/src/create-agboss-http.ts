@@ -12,13 +12,13 @@ import { problemOf, problemResponse } from "./problem.js";
 import { startRoute } from "./start-route.js";
 import { cancelRoute, recordRoute } from "./thread-routes.js";
 
-/** The routes' paths and methods, for 405 answers. */
-const ROUTES: readonly (readonly [method: string, path: RegExp])[] = [
-  ["POST", /\/starts\/[^/]+\/?$/],
-  ["POST", /\/pauses\/[^/]+\/answer\/?$/],
-  ["GET", /\/pauses\/?$/],
-  ["POST", /\/threads\/[^/]+\/cancel\/?$/],
-  ["GET", /\/executions\/[^/]+\/?$/],
+/** The routes' methods and paths, for 405 answers. */
+const ROUTES: readonly (readonly [method: string, path: string])[] = [
+  ["POST", "/starts/:start"],
+  ["POST", "/pauses/:pauseId/answer"],
+  ["GET", "/pauses"],
+  ["POST", "/threads/:threadId/cancel"],
+  ["GET", "/executions/:executionId"],
 ];
 
 /** A path parameter, decoded. */
@@ -148,24 +148,30 @@ export function createAgbossHttp(app: App, options: AgbossHttpOptions): Hono {
       jsonResponse(200, await recordRoute(context, { executionId: param(c, "executionId"), caller })),
     ),
   );
-  http.all("*", (c) => {
-    const path = new URL(c.req.url).pathname;
-    const methods = ROUTES.filter(([, pattern]) => pattern.test(path)).map(([method]) => method);
-    const error =
-      methods.length > 0
-        ? new HttpError({
-            status: 405,
-            code: HttpErrorCode.MethodNotAllowed,
-            message: `${c.req.method} is not served at ${path}; use ${methods.join(" or ")}.`,
-          })
-        : new HttpError({
-            status: 404,
-            code: HttpErrorCode.RouteUnknown,
-            message: `Nothing is served at ${path}.`,
-          });
-    const response = failure(context, c, error);
-    if (methods.length > 0) response.headers.set("allow", methods.join(", "));
-    return response;
-  });
+  // The other methods on these paths are 405; any other path is left to the router it is mounted in
+  // (a 404 problem when this app is the server itself).
+  for (const [method, path] of ROUTES) {
+    http.all(path, (c) => {
+      const error = new HttpError({
+        status: 405,
+        code: HttpErrorCode.MethodNotAllowed,
+        message: `${c.req.method} is not served at ${new URL(c.req.url).pathname}; use ${method}.`,
+      });
+      const response = failure(context, c, error);
+      response.headers.set("allow", method);
+      return response;
+    });
+  }
+  root.notFound((c) =>
+    failure(
+      context,
+      c,
+      new HttpError({
+        status: 404,
+        code: HttpErrorCode.RouteUnknown,
+        message: `Nothing is served at ${new URL(c.req.url).pathname}.`,
+      }),
+    ),
+  );
   return root;
 }
