@@ -16,9 +16,10 @@
 //
 // Errors are reported at the Markdown line they come from. Exit code 1 when any block fails.
 //
-// Usage: node scripts/check-snippets.mjs [--keep] [files...]
+// Usage: node scripts/check-snippets.mjs [--keep] [--out <dir>] [files...]
 //   files   Markdown files to check instead of README.md and docs/*.md
-//   --keep  leave the generated modules in tests/snippets/.generated for a look
+//   --keep  leave the generated modules (and their tsconfig.json) in place for a look
+//   --out   where to generate them, a folder under tests/snippets/; default tests/snippets/.generated
 
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -28,7 +29,6 @@ import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const projectDir = join(root, "tests", "snippets");
-const outDir = join(projectDir, ".generated");
 
 const FILE_NAME = /^\/\/\s*([\w./-]+\.ts)\s*$/;
 const CONTINUES = /^\s*\/\/\s*continues from above\b.*$/;
@@ -38,7 +38,16 @@ const FENCE_CLOSE = /^\s*```\s*$/;
 
 const args = process.argv.slice(2);
 const keep = args.includes("--keep");
-const requested = args.filter((a) => !a.startsWith("--"));
+const outAt = args.indexOf("--out");
+const outDir =
+  outAt >= 0 && args[outAt + 1] !== undefined ? resolve(args[outAt + 1]) : join(projectDir, ".generated");
+if (relative(projectDir, outDir).startsWith("..") || relative(projectDir, outDir) === "") {
+  console.error(
+    `--out must be a folder under ${relative(root, projectDir)}/ (the packages resolve from there)`,
+  );
+  process.exit(2);
+}
+const requested = args.filter((a, i) => !a.startsWith("--") && !(outAt >= 0 && i === outAt + 1));
 const pages =
   requested.length > 0
     ? requested.map((f) => resolve(f))
@@ -210,9 +219,19 @@ for (const page of pages) {
   });
 }
 
+// The compiler options are the repository's: strict, NodeNext, packages resolved to their sources.
+writeFileSync(
+  join(outDir, "tsconfig.json"),
+  JSON.stringify({
+    extends: relative(outDir, join(root, "tsconfig.base.json")),
+    compilerOptions: { noEmit: true, types: ["node"] },
+    include: ["**/*.ts", "*/.agboss/*.ts"],
+  }),
+);
+
 const require = createRequire(join(projectDir, "package.json"));
 const tsc = join(dirname(require.resolve("typescript/package.json")), "bin", "tsc");
-const run = spawnSync(process.execPath, [tsc, "-p", join(projectDir, "tsconfig.json"), "--pretty", "false"], {
+const run = spawnSync(process.execPath, [tsc, "-p", join(outDir, "tsconfig.json"), "--pretty", "false"], {
   cwd: root,
   encoding: "utf8",
 });
