@@ -27,10 +27,10 @@ const MOUNTS: Record<
     return { fetcher: (path, init) => fetch(`${s.url}${path}`, init), base: s.url, close: s.close };
   },
   "next.js route handler": (app) => {
-    const { GET, POST } = nextRouteHandlers(app, bearerCaller);
+    const { GET, POST } = nextRouteHandlers(Promise.resolve(app), bearerCaller);
     const fetcher: Fetcher = (path, init) => {
       const request = new Request(`http://localhost:3000/agboss${path}`, init);
-      return Promise.resolve(request.method === "GET" ? GET(request) : POST(request));
+      return request.method === "GET" ? GET(request) : POST(request);
     };
     return Promise.resolve({ fetcher, close: () => Promise.resolve() });
   },
