@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Compiles every ```ts block of README.md and docs/*.md against the workspace packages' types.
+// Compiles every ```ts block of README.md, docs/*.md and the packages' and examples' READMEs against
+// the workspace packages' types.
 //
 // Each block becomes a module of its own under tests/snippets/.generated/ and `tsc` checks them all
 // with the repository's compiler options (packages resolve to their sources through the
@@ -17,12 +18,12 @@
 // Errors are reported at the Markdown line they come from. Exit code 1 when any block fails.
 //
 // Usage: node scripts/check-snippets.mjs [--keep] [--out <dir>] [files...]
-//   files   Markdown files to check instead of README.md and docs/*.md
+//   files   Markdown files to check instead of all of them
 //   --keep  leave the generated modules (and their tsconfig.json) in place for a look
-//   --out   where to generate them, a folder under tests/snippets/; default tests/snippets/.generated
+//   --out   where to generate them, a folder under tests/snippets/; default tests/snippets/.generated/<pid>
 
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,8 +40,11 @@ const FENCE_CLOSE = /^\s*```\s*$/;
 const args = process.argv.slice(2);
 const keep = args.includes("--keep");
 const outAt = args.indexOf("--out");
+// A folder per run by default, so that two checks at once (a test and CI, say) never share one.
 const outDir =
-  outAt >= 0 && args[outAt + 1] !== undefined ? resolve(args[outAt + 1]) : join(projectDir, ".generated");
+  outAt >= 0 && args[outAt + 1] !== undefined
+    ? resolve(args[outAt + 1])
+    : join(projectDir, ".generated", String(process.pid));
 if (relative(projectDir, outDir).startsWith("..") || relative(projectDir, outDir) === "") {
   console.error(
     `--out must be a folder under ${relative(root, projectDir)}/ (the packages resolve from there)`,
@@ -53,11 +57,25 @@ const pages =
     ? requested.map((f) => resolve(f))
     : [
         join(root, "README.md"),
-        ...readdirSync(join(root, "docs"))
-          .filter((f) => f.endsWith(".md"))
-          .sort()
-          .map((f) => join(root, "docs", f)),
+        ...markdownIn("docs"),
+        ...readmesUnder("packages"),
+        ...readmesUnder("examples"),
       ];
+
+function markdownIn(dir) {
+  return readdirSync(join(root, dir))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => join(root, dir, f));
+}
+
+/** The README.md of each package (or example) folder under `dir`: what npm shows. */
+function readmesUnder(dir) {
+  return readdirSync(join(root, dir), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(root, dir, e.name, "README.md")))
+    .map((e) => join(root, dir, e.name, "README.md"))
+    .sort();
+}
 
 /** One ```ts block: its lines with their Markdown line numbers, and what it declares it needs. */
 function blocksOf(page) {
@@ -264,7 +282,8 @@ for (const line of output.split("\n")) {
   }
 }
 
-if (!keep) rmSync(outDir, { recursive: true, force: true });
+if (keep) console.log(`the generated modules are in ${relative(root, outDir)}`);
+else rmSync(outDir, { recursive: true, force: true });
 
 if (problems.length > 0 || run.status !== 0) {
   for (const p of problems) console.error(p.text);
