@@ -9,7 +9,11 @@ import { POSTGRES_URL_ENV, PostgresStore, postgresStore } from "@agboss/store-po
 import { sqliteStore } from "@agboss/store-sqlite";
 import { serve } from "@hono/node-server";
 import { type AgbossHttpOptions, createAgbossHttp, type HttpCaller, HttpError } from "../src/index.js";
+import type { SeenResponse } from "./contract.js";
 import { DeskApplication } from "./fixtures/desk.js";
+
+/** Every response `call` saw, by the server it came from: checked against the OpenAPI document. */
+export const seen: (SeenResponse & { readonly base: string })[] = [];
 
 /** The Postgres server the tests use: `AGBOSS_POSTGRES_URL`, else the local `test` database. */
 export const POSTGRES_URL = process.env[POSTGRES_URL_ENV] || "postgres://postgres@127.0.0.1:5432/test";
@@ -121,9 +125,14 @@ export async function call(
       : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) }),
   });
   const text = await res.text();
-  return {
+  const body = text === "" ? {} : (JSON.parse(text) as Record<string, unknown>);
+  seen.push({
+    base,
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    path,
     status: res.status,
-    headers: res.headers,
-    body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>),
-  };
+    contentType: res.headers.get("content-type") ?? "",
+    body,
+  });
+  return { status: res.status, headers: res.headers, body };
 }

@@ -1,6 +1,7 @@
 import { createApp, memoryStore } from "@agboss/core";
 import { describe, expect, test } from "vitest";
 import { createAgbossHttp, openApiDocument } from "../src/index.js";
+import { openApiErrors } from "./contract.js";
 import { DeskApplication } from "./fixtures/desk.js";
 
 describe("the OpenAPI document", () => {
@@ -32,6 +33,7 @@ describe("the OpenAPI document", () => {
         }),
       );
       expect(doc.openapi).toBe("3.1.0");
+      expect(await openApiErrors(doc)).toEqual([]);
       expect(doc.info).toEqual({ title: "Desk", version: "1.2.3" });
       expect(doc.security).toEqual([{ bearer: [] }]);
       expect(Object.keys(doc.paths).sort()).toEqual([

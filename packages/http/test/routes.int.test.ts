@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { undocumented } from "./contract.js";
 import { Ledger, Outbox } from "./fixtures/desk.js";
-import { call, type Instance, openTestStore, STORE_KINDS, startInstance, type TestStore } from "./harness.js";
+import {
+  call,
+  type Instance,
+  openTestStore,
+  STORE_KINDS,
+  seen,
+  startInstance,
+  type TestStore,
+} from "./harness.js";
 
 const DANA = "acme:owner:dana";
 const MANAGER = "acme:reviewer:manager-17";
@@ -331,5 +340,19 @@ describe.each(STORE_KINDS)("the routes over a loopback server, two instances on 
     const method = await call(a.url, "/starts/desk-workflow-start", { as: DANA });
     expect(method.status).toBe(405);
     expect(method.headers.get("allow")).toBe("POST");
+  });
+
+  test("every response above is documented in the OpenAPI document, with a body that fits its schema", async () => {
+    const document = (await call(a.url, "/openapi.json")).body as Parameters<typeof undocumented>[0];
+    // Left out: the document itself, and requests to paths or methods it does not describe.
+    const outside = new Set(["http.route-unknown", "http.method-not-allowed", "workflow.unknown"]);
+    const responses = seen.filter(
+      (r) =>
+        (r.base === a.url || r.base === b.url) &&
+        r.path !== "/openapi.json" &&
+        !outside.has(String((r.body as { code?: unknown }).code)),
+    );
+    expect(responses.length).toBeGreaterThanOrEqual(30);
+    expect(undocumented(document, responses)).toEqual([]);
   });
 });
