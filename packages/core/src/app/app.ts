@@ -9,6 +9,7 @@ import { listPauses, type PauseInboxQuery, type PauseSummary } from "../answerin
 import { closePending, writeAudit } from "../answering/pause-book.js";
 import { recordAnswer } from "../answering/record-answer.js";
 import type { AssembledFlow } from "../assembly/assembled-application.js";
+import type { WorkflowInput, WorkflowOutput } from "../components/workflow-start-of.js";
 import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
 import { type AnyClass, describeClass } from "../container/component-registry.js";
 import type { Container } from "../container/container.js";
@@ -54,9 +55,6 @@ export interface ExecuteOptions {
   /** Limits on the model spend of this execution tree; replaces the workflow's `executionBudget`. */
   readonly budget?: BudgetLimits;
 }
-
-/** The value type of a start's input DTO. */
-type StartInput<TStart> = TStart extends AnyClass ? Record<string, unknown> : never;
 
 /** @internal What the testing kit reaches into. */
 export interface AppInternals extends RuntimeServices {
@@ -128,13 +126,15 @@ export class App {
 
   /**
    * Starts a workflow at `start` with `input` (validated against the start's DTO before anything is
-   * stored) and runs it until it finishes or rests paused.
+   * stored) and runs it until it finishes or rests paused. `input` and `result.output` are typed by
+   * the start's declared DTOs (`extends WorkflowStartOf<Input, Output>`, or `agboss types`); without
+   * them, `input` is any record and `output` is `unknown`.
    */
   async execute<TStart extends AnyClass>(
     start: TStart,
-    input: StartInput<TStart>,
+    input: WorkflowInput<TStart>,
     options: ExecuteOptions,
-  ): Promise<ExecutionOutput> {
+  ): Promise<ExecutionOutput<WorkflowOutput<TStart>>> {
     this.#assertOpen();
     const flow = this.#flowOf(start);
     const value = parseDto(flow.start.input, input, `the input of ${flow.start.name}`);
@@ -203,12 +203,13 @@ export class App {
       ...this.#events.base(tree.frame),
       input: maskWith(flow.start.input.schema, value),
     });
+    // The finish validated the output against the DTO that WorkflowOutput names.
     return this.#mover.move({
       tree,
       lease,
       first: { run: { reset: { executionId, input: value } } },
       withRecord: options.record === true,
-    });
+    }) as Promise<ExecutionOutput<WorkflowOutput<TStart>>>;
   }
 
   /**
