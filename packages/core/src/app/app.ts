@@ -9,8 +9,8 @@ import { listPauses, type PauseInboxQuery, type PauseSummary } from "../answerin
 import { closePending, writeAudit } from "../answering/pause-book.js";
 import { recordAnswer } from "../answering/record-answer.js";
 import type { AssembledFlow } from "../assembly/assembled-application.js";
-import type { WorkflowInput, WorkflowOutput } from "../components/workflow-start-of.js";
 import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
+import type { WorkflowInput, WorkflowOutput } from "../components/workflow-start-of.js";
 import { type AnyClass, describeClass } from "../container/component-registry.js";
 import type { Container } from "../container/container.js";
 import type { Tenant } from "../container/execution-context.js";

@@ -32,14 +32,15 @@ export type WorkflowOutput<TStart extends AnyClass> = DeclaredTypeOr<InstanceTyp
  * `unknown` when `TStart` declares no input, or declares exactly `TInput`; else an object type that the
  * class cannot satisfy, naming the declared input, so that `@WorkflowStart` does not compile on it.
  */
-export type StartInputMatches<TStart extends AnyClass, TInput> = InstanceType<TStart> extends {
-  readonly __agbossTypes?: infer D;
-}
-  ? [NonNullable<D>] extends [{ readonly input: infer I }]
-    ? [TInput] extends [I]
-      ? [I] extends [TInput]
-        ? unknown
+export type StartInputMatches<TStart extends AnyClass, TInput> =
+  InstanceType<TStart> extends {
+    readonly __agbossTypes?: infer D;
+  }
+    ? [NonNullable<D>] extends [{ readonly input: infer I }]
+      ? [TInput] extends [I]
+        ? [I] extends [TInput]
+          ? unknown
+          : { readonly "the class declares another input than @WorkflowStart's input DTO": I }
         : { readonly "the class declares another input than @WorkflowStart's input DTO": I }
-      : { readonly "the class declares another input than @WorkflowStart's input DTO": I }
-    : unknown
-  : unknown;
+      : unknown
+    : unknown;
