@@ -97,6 +97,7 @@ export {
   AppClosedError,
   ChannelTimeoutError,
   ExecutionCancelledError,
+  ExecutionIdTakenError,
   ModelUnservedError,
   NoExecutionContextError,
   ThreadBusyError,

@@ -17,7 +17,13 @@ import type { Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
 import { UnknownWorkflowStartError } from "../errors/app-errors.js";
-import { AppClosedError, ExecutionCancelledError, ThreadBusyError } from "../errors/runtime-errors.js";
+import { DtoValidationError } from "../errors/dto-validation-error.js";
+import {
+  AppClosedError,
+  ExecutionCancelledError,
+  ExecutionIdTakenError,
+  ThreadBusyError,
+} from "../errors/runtime-errors.js";
 import { withPauses } from "../execution/child-records.js";
 import { ExecutionEventEmitter } from "../execution/event-emitter.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
@@ -54,6 +60,28 @@ export interface ExecuteOptions {
   readonly record?: boolean;
   /** Limits on the model spend of this execution tree; replaces the workflow's `executionBudget`. */
   readonly budget?: BudgetLimits;
+  /**
+   * The execution's id; default a new random one. Give one derived from a request's idempotency key
+   * to start at most one execution per key: a start whose id the tenant already has is refused with
+   * `ExecutionIdTakenError` and runs nothing (checked under the thread's lease, so derive the id from
+   * the thread too). At most 256 characters.
+   */
+  readonly executionId?: string;
+}
+
+/** The longest `executionId` a start may choose. */
+const MAX_EXECUTION_ID_CHARS = 256;
+
+function checkExecutionId(executionId: unknown): string {
+  if (typeof executionId !== "string" || executionId === "" || executionId.length > MAX_EXECUTION_ID_CHARS) {
+    throw new DtoValidationError("ExecuteOptions", [
+      {
+        path: "executionId",
+        message: `an executionId is a text of 1 to ${MAX_EXECUTION_ID_CHARS} characters`,
+      },
+    ]);
+  }
+  return executionId;
 }
 
 /** @internal What the testing kit reaches into. */
@@ -139,6 +167,7 @@ export class App {
     const flow = this.#flowOf(start);
     const value = parseDto(flow.start.input, input, `the input of ${flow.start.name}`);
     const budget = options.budget === undefined ? undefined : checkBudgetLimits("budget", options.budget);
+    const chosenId = options.executionId === undefined ? undefined : checkExecutionId(options.executionId);
     const tenant = tenantOf(options);
     const threadId = options.threadId ?? randomUUID();
     const { store, clock } = this.#services;
@@ -161,7 +190,14 @@ export class App {
       await this.#services.store.leases.release(lease);
       throw error;
     });
-    const executionId = randomUUID();
+    if (
+      chosenId !== undefined &&
+      (await store.executions.findByTenantIdAndExecutionId(tenant.tenantId, chosenId)) !== undefined
+    ) {
+      await store.leases.release(lease);
+      throw new ExecutionIdTakenError(chosenId);
+    }
+    const executionId = chosenId ?? randomUUID();
     rememberExecutionBudget(this.#services, tenant.tenantId, executionId, budget);
     const startedAt = clock.now();
     const tree: Tree = {
