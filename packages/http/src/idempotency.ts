@@ -33,14 +33,29 @@ export function idempotencyKeyOf(request: Request, issues: DtoIssue[]): string |
 }
 
 /**
- * @internal The thread a keyed start runs on: one per (start, owner, key), so the key's first request
- * starts the thread's only execution and every retry finds it in the store, from any instance.
+ * @internal The thread a keyed start runs on when neither its body nor the `threadId` option names one:
+ * one per (start, owner, key).
  */
 export function idempotentThreadId(start: string, ownerId: string, key: string): string {
-  const digest = createHash("sha256")
-    .update(JSON.stringify([start, ownerId, key]))
-    .digest("base64url");
-  return `idempotency:${digest}`;
+  return `idempotency:${digest([start, ownerId, key])}`;
+}
+
+/**
+ * @internal The execution id of a keyed start: one per (start, owner, key, thread). Core refuses a
+ * second start with it under the thread's lease, so the key's first request starts the only execution,
+ * and every retry finds it by this id, from any instance.
+ */
+export function idempotentExecutionId(args: {
+  readonly start: string;
+  readonly ownerId: string;
+  readonly key: string;
+  readonly threadId: string;
+}): string {
+  return `idempotency:${digest([args.start, args.ownerId, args.key, args.threadId])}`;
+}
+
+function digest(parts: readonly string[]): string {
+  return createHash("sha256").update(JSON.stringify(parts)).digest("base64url");
 }
 
 /** @internal What a replay answers: a response's status and body, or a problem to throw. */
@@ -49,8 +64,8 @@ export interface Replay {
   readonly body: ExecutionView;
 }
 
-/** @internal The answer to a keyed start whose first request is still running. */
-export function inProgress(): HttpError {
+/** The answer to a keyed start whose first request is still running. */
+function inProgress(): HttpError {
   return new HttpError({
     status: 409,
     code: HttpErrorCode.IdempotencyInProgress,
@@ -62,23 +77,21 @@ export function inProgress(): HttpError {
 
 /**
  * @internal What the key's first request started, as its response, when it started anything: the
- * execution's state now, read from the store. A different input under the same key is a 422; an
+ * execution's state now, read from the store by its id. A different input under the same key is a 422; an
  * execution still running a 409 to retry.
  */
 export async function replayOf(
   context: HttpContext,
   args: {
     readonly tenantId: string;
-    readonly threadId: string;
+    readonly executionId: string;
     readonly start: ServedStart;
     readonly input: unknown;
   },
 ): Promise<Replay | undefined> {
   const { app } = context;
-  const thread = await app.store.threads.findByTenantIdAndThreadId(args.tenantId, args.threadId);
-  if (thread === undefined) return undefined;
-  const record = await app.record(thread.latestExecutionId, { tenantId: args.tenantId });
-  if (record === undefined) throw inProgress();
+  const record = await app.record(args.executionId, { tenantId: args.tenantId });
+  if (record === undefined) return undefined;
   const masked = maskWith(args.start.input.schema, args.input);
   if (JSON.stringify(masked) !== JSON.stringify(record.input)) {
     throw new HttpError({
@@ -95,7 +108,7 @@ export async function replayOf(
     case ExecutionStatus.Paused: {
       const pauses = await app.pauses.list({
         tenantId: args.tenantId,
-        threadId: args.threadId,
+        threadId: record.threadId,
         status: PauseStatus.Pending,
       });
       const pending = pauses.map(

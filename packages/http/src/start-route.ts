@@ -1,14 +1,20 @@
-import { type DtoIssue, DtoValidationError, ErrorCode, parseDto, ThreadBusyError } from "@agboss/core";
+import {
+  type DtoIssue,
+  DtoValidationError,
+  ErrorCode,
+  ExecutionIdTakenError,
+  parseDto,
+  ThreadBusyError,
+} from "@agboss/core";
 import { MAX_THREAD_ID_CHARS, objectBody, throwIssues } from "./body-checks.js";
 import { type ExecutionView, executionStatusCode, executionView } from "./execution-view.js";
 import { type HttpCaller, ownerOf } from "./http-caller.js";
 import type { HttpContext } from "./http-context.js";
 import { HttpError } from "./http-error.js";
 import {
-  IDEMPOTENCY_KEY_HEADER,
   idempotencyKeyOf,
+  idempotentExecutionId,
   idempotentThreadId,
-  inProgress,
   type Replay,
   replayOf,
 } from "./idempotency.js";
@@ -51,11 +57,6 @@ export async function startRoute(
         path: "threadId",
         message: `a threadId is a text of 1 to ${MAX_THREAD_ID_CHARS} characters`,
       });
-    else if (request.headers.has(IDEMPOTENCY_KEY_HEADER))
-      issues.push({
-        path: "threadId",
-        message: "a start with an Idempotency-Key runs on the key's own thread: leave threadId out",
-      });
   }
   let input: unknown;
   try {
@@ -69,13 +70,16 @@ export async function startRoute(
 
   const tenantId = caller.tenantId;
   const thread =
-    key !== undefined
-      ? idempotentThreadId(start.name, ownerId, key)
-      : ((threadId as string | undefined) ??
-        context.options.threadId?.({ start: start.name, input, caller }));
+    (threadId as string | undefined) ??
+    context.options.threadId?.({ start: start.name, input, caller }) ??
+    (key === undefined ? undefined : idempotentThreadId(start.name, ownerId, key));
+  const executionId =
+    key === undefined || thread === undefined
+      ? undefined
+      : idempotentExecutionId({ start: start.name, ownerId, key, threadId: thread });
   const replayed = (replay: Replay): StartReply => ({ ...replay, replayed: true });
-  if (key !== undefined && thread !== undefined) {
-    const replay = await replayOf(context, { tenantId, threadId: thread, start, input });
+  if (executionId !== undefined) {
+    const replay = await replayOf(context, { tenantId, executionId, start, input });
     if (replay !== undefined) return replayed(replay);
   }
   try {
@@ -83,16 +87,19 @@ export async function startRoute(
       ownerId,
       tenant: { tenantId },
       ...(thread === undefined ? {} : { threadId: thread }),
+      ...(executionId === undefined ? {} : { executionId }),
     });
     const view = executionView(result);
     return { status: executionStatusCode(view), body: view, replayed: false };
   } catch (error) {
-    // Two requests with one key at once: the one that lost the thread reports the other's execution.
-    if (key !== undefined && thread !== undefined && error instanceof ThreadBusyError) {
-      // The other may hold the thread's lease before it stored anything: then it is still starting.
-      const replay = await replayOf(context, { tenantId, threadId: thread, start, input });
-      if (replay === undefined) throw inProgress();
-      return replayed(replay);
+    // Another request with the key got there first: report its execution once it is stored. Until
+    // then the thread is busy (409): the retry finds it.
+    if (
+      executionId !== undefined &&
+      (error instanceof ThreadBusyError || error instanceof ExecutionIdTakenError)
+    ) {
+      const replay = await replayOf(context, { tenantId, executionId, start, input });
+      if (replay !== undefined) return replayed(replay);
     }
     throw error;
   }
