@@ -256,7 +256,10 @@ export class App {
    * @example
    * await app.resume({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
    */
-  async resume(request: ResumeRequest, options: ResumeOptions): Promise<ExecutionOutput> {
+  async resume<TRole = unknown>(
+    request: ResumeRequest<TRole>,
+    options: ResumeOptions,
+  ): Promise<ExecutionOutput> {
     this.#assertOpen();
     const { resolved, responder } = await recordAnswer(this.#services, request, options);
     // The audit entry and the lease are independent: issued together, they can share a commit.
@@ -278,7 +281,10 @@ export class App {
    * @example
    * const receipt = await app.answer({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "U024BE7LH" });
    */
-  async answer(request: ResumeRequest, options: AnswerOptions): Promise<AnswerReceipt> {
+  async answer<TRole = unknown>(
+    request: ResumeRequest<TRole>,
+    options: AnswerOptions,
+  ): Promise<AnswerReceipt> {
     this.#assertOpen();
     const { resolved, responder } = await recordAnswer(this.#services, request, options);
     const { tenantId } = resolved;

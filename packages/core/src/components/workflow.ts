@@ -29,21 +29,21 @@ export function Workflow(options: WorkflowOptions) {
 }
 
 /** What `@WorkflowStart` declares. */
-export interface WorkflowStartOptions<TInput = unknown> {
+export interface WorkflowStartOptions<TInputDto extends DtoClass = DtoClass> {
   /** Ends with `-workflow-start`. */
   readonly name: string;
   readonly description: string;
   /** The DTO `app.execute(Start, input)` validates. */
-  readonly input: DtoClass<TInput>;
+  readonly input: TInputDto;
 }
 
 /**
  * Declares how a workflow is started: `app.execute(Start, input)`. A class that extends
  * `WorkflowStartOf<Input, Output>` must name `Input` here; another DTO is a compile error.
  */
-export function WorkflowStart<TInput>(options: WorkflowStartOptions<TInput>) {
+export function WorkflowStart<TInputDto extends DtoClass>(options: WorkflowStartOptions<TInputDto>) {
   return componentDecorator(ComponentKind.WorkflowStart, options) as <TClass extends AnyClass>(
-    target: TClass & StartInputMatches<TClass, TInput>,
+    target: TClass & StartInputMatches<TClass, InstanceType<TInputDto>>,
     context?: ClassDecoratorContext,
   ) => void;
 }
