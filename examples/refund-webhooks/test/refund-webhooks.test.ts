@@ -196,6 +196,28 @@ describe.each(STORE_KINDS)("on the %s store", (kind) => {
       expect(late.body).toMatchObject({ outcome: "already_resolved", resolution: "cancelled" });
     });
 
+    test("a request retried with its Idempotency-Key gets the first one's execution; the manager is asked once", async () => {
+      const send = () =>
+        fetch(`${base}${START}`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${TOKENS.dana}`,
+            "content-type": "application/json",
+            "idempotency-key": "shop-delivery-8812",
+          },
+          body: JSON.stringify({ input: { orderId: "ord_4101", amountCents: 1200, text: "Never arrived." } }),
+        });
+      const first = await send();
+      expect(first.status).toBe(202);
+      const firstBody = (await first.json()) as { executionId: string; threadId: string };
+      expect(firstBody.threadId).toBe("order:ord_4101");
+      const retry = await send();
+      expect(retry.status).toBe(202);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      expect(((await retry.json()) as { executionId: string }).executionId).toBe(firstBody.executionId);
+      expect((await outbox(base)).filter((m) => m.threadId === "order:ord_4101")).toHaveLength(1);
+    });
+
     test("who answers comes from the credential: none is 401, the wrong kind 403, another shop's 404", async () => {
       await requestRefund(base, "ord_5003");
       const { pauseId } = await questionFor(base, "order:ord_5003");
