@@ -107,6 +107,23 @@ describe.each(Object.keys(MOUNTS))("mounted in %s", (name) => {
       pauses: [{ decision: { approved: false, reason } }],
     });
 
+    // A POST with no body (a cancel), and a GET with a query (the inbox).
+    const waiting = await mount.fetcher(
+      "/starts/desk-workflow-start",
+      json({ input: { text: "refund o2 200" }, threadId: "order:o2" }, "acme:owner:dana"),
+    );
+    expect(waiting.status).toBe(202);
+    const inbox = await mount.fetcher("/pauses?threadId=order%3Ao2", {
+      headers: { authorization: "Bearer acme:owner:dana" },
+    });
+    expect(((await inbox.json()) as { pauses: unknown[] }).pauses).toHaveLength(1);
+    const cancelled = await mount.fetcher("/threads/order%3Ao2/cancel", {
+      method: "POST",
+      headers: { authorization: "Bearer acme:owner:dana" },
+    });
+    expect(cancelled.status).toBe(200);
+    expect(await cancelled.json()).toMatchObject({ threadId: "order:o2", status: "cancelled" });
+
     const missing = await mount.fetcher("/pauses/nope/answer", json({ reply: "approve" }, "acme:reviewer:m"));
     expect(missing.status).toBe(404);
     expect(missing.headers.get("content-type")).toBe("application/problem+json");
