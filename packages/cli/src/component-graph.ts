@@ -121,8 +121,10 @@ export function typedComponents(application: AnyClass, componentOf: ReadComponen
       workflowStart(flow as { start?: unknown; finish?: unknown });
       const steps = (flow as { steps?: unknown }).steps;
       for (const step of Array.isArray(steps) ? steps : []) {
-        const stepAgent = (step as { agent?: unknown }).agent;
+        // an agent step, or a parallel launch's agents (one branch each, or one per item)
+        const { agent: stepAgent, agents } = step as { agent?: unknown; agents?: unknown };
         if (typeof stepAgent === "function") agent(stepAgent as AnyClass);
+        for (const branch of classes(agents)) agent(branch);
       }
     }
   };
