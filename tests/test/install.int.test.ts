@@ -29,7 +29,7 @@ const fixture = join(repo, "tests", "install-app");
 /** The zod the application brings: a zod 4 minor other than the workspace's, the lowest `@agboss/core` accepts. */
 const APP_ZOD = "4.2.1";
 /** The packages the application installs from their tarballs. */
-const PACKED = ["core", "store-kysely", "store-sqlite", "provider-openai"] as const;
+const PACKED = ["core", "store-kysely", "store-sqlite", "provider-openai", "http"] as const;
 
 const dir = mkdtempSync(join(tmpdir(), "agboss-install-"));
 const app = join(dir, "app");
@@ -92,6 +92,8 @@ beforeAll(async () => {
           "@agboss/core": tarballs["@agboss/core"],
           "@agboss/store-sqlite": tarballs["@agboss/store-sqlite"],
           "@agboss/provider-openai": tarballs["@agboss/provider-openai"],
+          "@agboss/http": tarballs["@agboss/http"],
+          hono: "^4.13.19",
           zod: APP_ZOD,
         },
         devDependencies: { "@types/node": "^22.20.0" },
@@ -130,7 +132,7 @@ afterAll(() => {
 });
 
 describe("the packed packages in a fresh application", () => {
-  test("install the application's zod, and one LangGraph and one LangChain core, shared with @agboss/core", () => {
+  test("install the application's zod, and one LangGraph, LangChain core and hono, shared with AGBoss", () => {
     const modules = join(app, "node_modules");
     expect(readJson(join(modules, "zod", "package.json")).version).toBe(APP_ZOD);
     expect(existsSync(join(modules, "@agboss", "core", "node_modules"))).toBe(false);
@@ -142,6 +144,7 @@ describe("the packed packages in a fresh application", () => {
       join("@langchain", "langgraph", "package.json"),
     ]);
     expect(copies(join("@langchain", "core"))).toEqual([join("@langchain", "core", "package.json")]);
+    expect(copies("hono")).toEqual([join("hono", "package.json")]);
   });
 
   test("install without an engine warning on a Node the packages support", () => {
