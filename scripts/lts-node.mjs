@@ -2,10 +2,12 @@
 // The newest Node LTS, from the npm registry, whatever Node runs this script.
 //
 //   node scripts/lts-node.mjs                 prints the directory of that Node (bin/node, include/node)
-//   node scripts/lts-node.mjs -- <cmd> [args] runs <cmd> with that Node first on PATH, and native addons
-//                                             (better-sqlite3) built against its headers
+//   node scripts/lts-node.mjs -- <cmd> [args] runs <cmd> with that Node first on PATH, native addons
+//                                             (better-sqlite3) built against its headers, and the
+//                                             system's CA certificates trusted
 //
-// The registry's `node-<platform>-<arch>` packages hold Node's official builds, headers included. The
+// The registry's `node-<platform>-<arch>` packages hold Node's official builds, headers included (the
+// Linux and macOS layout, bin/node, is what this reads). The
 // newest release of LTS_LINE (AGBOSS_NODE_LINE=22 for another line) is fetched once into
 // ~/.cache/agboss/node/<version> (AGBOSS_NODE_CACHE to put it elsewhere); with the registry out of
 // reach, the newest release already there is used.
@@ -21,11 +23,11 @@ import { join } from "node:path";
 export const LTS_LINE = 26;
 
 const line = Number(process.env.AGBOSS_NODE_LINE || LTS_LINE);
-const platformPackage = `node-${process.platform === "win32" ? "win" : process.platform}-${process.arch}`;
+const platformPackage = `node-${process.platform}-${process.arch}`;
 const cache = process.env.AGBOSS_NODE_CACHE || join(homedir(), ".cache", "agboss", "node");
 
 function npm(args) {
-  const run = spawnSync("npm", args, { encoding: "utf8", shell: process.platform === "win32" });
+  const run = spawnSync("npm", args, { encoding: "utf8" });
   return run.status === 0 ? run.stdout : undefined;
 }
 
@@ -85,10 +87,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   } else {
     const [cmd, ...args] = process.argv.slice(dash + 1);
     if (cmd === undefined) throw new Error("usage: lts-node.mjs -- <command> [args]");
-    const sep = process.platform === "win32" ? ";" : ":";
     const env = {
+      // Official builds trust their own certificate list only; a distribution's Node, like the one
+      // that may run this script, trusts the system's (a company proxy's certificate, say).
+      NODE_USE_SYSTEM_CA: "1",
       ...process.env,
-      PATH: `${join(dir, "bin")}${sep}${process.env.PATH ?? ""}`,
+      PATH: `${join(dir, "bin")}:${process.env.PATH ?? ""}`,
       npm_config_nodedir: dir,
     };
     const run = spawnSync(cmd, args, { stdio: "inherit", env });
