@@ -7,11 +7,16 @@ const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
 /** The server the tests run on: `AGBOSS_POSTGRES_URL`, else the local `test` database. */
 export const TEST_URL = process.env[POSTGRES_URL_ENV] || "postgres://postgres@127.0.0.1:5432/test";
 
-/** What to do when the server cannot be reached, for every failure message of these tests. */
+/**
+ * What to do when the server cannot be reached, for every failure message of these tests. Without
+ * `AGBOSS_POSTGRES_URL` the run's global setup (vitest.postgres.ts) uses the server answering on
+ * 127.0.0.1:5432 or starts an embedded one, so this is a server that answered but refused, or a URL
+ * that points nowhere.
+ */
 export const START_HINT =
-  "These tests need a running PostgreSQL server. Start the local one with " +
-  "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, " +
-  `or point ${POSTGRES_URL_ENV} at a server where the tests may create and drop schemas.`;
+  `Point ${POSTGRES_URL_ENV} at a server where the tests may create and drop schemas, or unset it: ` +
+  "the run then uses the server on 127.0.0.1:5432 (its `test` database, user `postgres`) or, when " +
+  "nothing answers there, starts a PostgreSQL of its own.";
 
 /** The prefix of every schema this run creates; the global teardown drops whatever a test left. */
 export const SCHEMA_PREFIX = `agboss_t_${process.env.AGBOSS_TEST_RUN ?? "local"}_`;
