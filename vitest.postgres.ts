@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
@@ -76,11 +77,13 @@ async function startEmbedded(): Promise<EmbeddedServer> {
   if (asRoot) await chmod(dir, 0o755);
   const port = await freePort();
   const log: string[] = [];
+  // A password no output contains by chance (tests check that a URL's password is never printed).
+  const password = `pw-${randomBytes(8).toString("hex")}`;
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, "data"),
     port,
     user: "postgres",
-    password: "postgres",
+    password,
     persistent: false,
     createPostgresUser: asRoot,
     // A throwaway server: no durability, no Unix socket (it would collide with a system server's).
@@ -119,7 +122,7 @@ async function startEmbedded(): Promise<EmbeddedServer> {
     );
   }
   return {
-    url: `postgres://postgres:postgres@${LOCALHOST}:${port}/test`,
+    url: `postgres://postgres:${password}@${LOCALHOST}:${port}/test`,
     description: `an embedded PostgreSQL on ${LOCALHOST}:${port} (data in ${dir}, removed at the end)`,
     stop,
   };
