@@ -206,7 +206,7 @@ export class App {
     return this.#mover.move({
       tree,
       lease,
-      first: { run: { reset: { executionId, input: value } } },
+      first: { run: { reset: { executionId, input: value } }, visit: { set: null } },
       withRecord: options.record === true,
     });
   }
