@@ -1,5 +1,12 @@
 import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { ViteUserConfig } from "vitest/config";
+
+/**
+ * The global setup of every package whose tests need PostgreSQL: it finds the server, or starts an
+ * embedded one for the run when none answers (see vitest.postgres.ts). List it first in `globalSetup`.
+ */
+export const postgresSetup = fileURLToPath(new URL("./vitest.postgres.ts", import.meta.url));
 
 /**
  * Shared vitest settings for every package: workspace packages resolve to their sources, and

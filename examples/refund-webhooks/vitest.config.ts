@@ -1,4 +1,4 @@
 import { defineProject } from "vitest/config";
-import { agbossVitest } from "../../vitest.shared.js";
+import { agbossVitest, postgresSetup } from "../../vitest.shared.js";
 
-export default defineProject(agbossVitest());
+export default defineProject(agbossVitest({ globalSetup: [postgresSetup] }));

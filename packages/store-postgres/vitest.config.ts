@@ -1,6 +1,9 @@
 import { defineProject } from "vitest/config";
-import { agbossVitest } from "../../vitest.shared.js";
+import { agbossVitest, postgresSetup } from "../../vitest.shared.js";
 
-// `@langchain/langgraph-checkpoint-validation` calls describe/it/expect as globals. The global setup
-// fails the run, saying how to start PostgreSQL, when the server is down: these tests never skip.
-export default defineProject(agbossVitest({ globals: true, globalSetup: ["./test/global-setup.ts"] }));
+// `@langchain/langgraph-checkpoint-validation` calls describe/it/expect as globals. The first global
+// setup finds the server or starts an embedded one; the second fails the run, saying what to do, when
+// the server cannot be reached: these tests never skip.
+export default defineProject(
+  agbossVitest({ globals: true, globalSetup: [postgresSetup, "./test/global-setup.ts"] }),
+);

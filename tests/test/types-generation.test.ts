@@ -74,7 +74,8 @@ async function typecheck(dir: string, files: readonly string[]): Promise<Diagnos
 
 // The check file: what the generated declarations must make true. Lines marked "needs types" hold
 // without generated types only if typing were absent — each is an error when the file is missing.
-const CHECKS = `import type { ChannelAsk, InputOf, OutputOf, ReplyInterpreterInput, ToolCallApprovalDecisionDto } from "@agboss/core";
+const CHECKS = `import type { App, ChannelAsk, InputOf, OutputOf, ReplyInterpreterInput, ToolCallApprovalDecisionDto, WorkflowFinishTextDto, WorkflowInput, WorkflowOutput, WorkflowStartTextDto } from "@agboss/core";
+import type { RefundWorkflowStart } from "FIXTURE/app.js";
 import type { OrderLookupInputDto, OrderLookupOutputDto, RefundCardInputDto, RefundCardOutputDto } from "FIXTURE/dtos.js";
 import type { FinanceRoomRefundApprovalChannel, RefundApprovalChannel } from "FIXTURE/refund-approval.channel.js";
 import type { RefundReplyInterpreter } from "FIXTURE/refund-reply.interpreter.js";
@@ -92,6 +93,8 @@ export type Exact = [
   Expect<Equal<OutputOf<RefundCardTool>, RefundCardOutputDto>>,
   Expect<Equal<InputOf<OrderLookupTool>, OrderLookupInputDto>>,
   Expect<Equal<OutputOf<OrderLookupTool>, OrderLookupOutputDto>>, // needs types
+  Expect<Equal<WorkflowInput<typeof RefundWorkflowStart>, WorkflowStartTextDto>>, // needs types
+  Expect<Equal<WorkflowOutput<typeof RefundWorkflowStart>, WorkflowFinishTextDto>>, // needs types
 ];
 
 // (a) correct usage compiles
@@ -111,6 +114,13 @@ export function wrongField(input: InputOf<RefundReplyInterpreter>, ask: ChannelA
     // @ts-expect-error needs types: the question's arguments are the approved DTO
     input.ask.arguments.amountInCents,
   ];
+}
+// app.execute: the start's input DTO in, the finish's output DTO out
+export async function started(app: App, Start: typeof RefundWorkflowStart): Promise<string | undefined> {
+  // @ts-expect-error needs types: the start's input DTO has text, not txt
+  await app.execute(Start, { txt: "refund ord_1" }, { ownerId: "u1" });
+  const result = await app.execute(Start, { text: "refund ord_1" }, { ownerId: "u1" });
+  return result.output?.text; // needs types
 }
 // @ts-expect-error a decision's approved is a boolean
 export const wrongDecision: OutputOf<RefundReplyInterpreter> = { approved: "yes" };
@@ -147,7 +157,9 @@ describe("agboss types", () => {
 
   test("[RP-12] the CLI writes module augmentations for the fixture's tools, role and reply interpreter", () => {
     expect(generated.stderr).toBe("");
-    expect(generated.stdout).toContain("2 tool(s), 1 channel role(s), 1 reply interpreter(s)");
+    expect(generated.stdout).toContain(
+      "1 workflow start(s), 2 tool(s), 1 channel role(s), 1 reply interpreter(s)",
+    );
     const fixture = relative(join(dir, ".agboss"), fixtureDir).split(sep).join("/");
     expect(declarations).toContain(`declare module "${fixture}/refund-reply.interpreter.js" {`);
     expect(declarations).toContain(
@@ -155,7 +167,12 @@ describe("agboss types", () => {
     );
     // the DTO is re-exported by app.ts; the declarations name the module that declares it
     expect(declarations).toContain(`from "${fixture}/dtos.js";`);
-    expect(declarations).not.toContain("typed-fixture/app.js");
+    expect(declarations).not.toContain(`from "${fixture}/app.js";`);
+    // the start is declared in app.ts: its input DTO and its finish's output DTO
+    expect(declarations).toContain(`declare module "${fixture}/app.js" {`);
+    expect(declarations).toContain(
+      "readonly __agbossTypes?: { readonly input: WorkflowStartTextDto; readonly output: WorkflowFinishTextDto };",
+    );
   });
 
   test("[RP-12] with the generated types, InputOf / OutputOf / ChannelAsk are exact: right usage compiles, a wrong argument field and a wrong output do not", async () => {

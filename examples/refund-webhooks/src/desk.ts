@@ -6,9 +6,9 @@ import {
   WorkflowFinish,
   WorkflowFinishTextDto,
   WorkflowStart,
-  WorkflowStartTextDto,
 } from "@agboss/core";
 import { DamageRefundTool, OutboxDamageAssessmentChannel } from "./damage-assessment.js";
+import { RefundRequestDto } from "./dtos.js";
 import { GoodwillCreditTool, OutboxGoodwillApprovalChannel } from "./goodwill-approval.js";
 import { AGENT_MODEL } from "./model-ids.js";
 import { Outbox } from "./outbox.js";
@@ -20,7 +20,7 @@ import { OutboxRefundApprovalChannel, RefundCardTool } from "./refund-approval.j
   name: "refund-desk-agent",
   description: "Settles customer complaints about an order",
   prompt: [
-    "You work at a shop's refund desk. The message names an order, an amount in cents and what the customer wrote.",
+    "You work at a shop's refund desk. The message is a JSON object: the order (orderId), the amount in cents (amountCents) and what the customer wrote (text).",
     "If the customer asks for a store credit, voucher or goodwill gesture, call goodwill-credit-tool with the order id and the amount.",
     "If the customer reports that the item arrived damaged, call damage-refund-tool with the order id and the amount; a warehouse lead decides how much of it to refund.",
     "Otherwise call refund-card-tool with the order id and the amount.",
@@ -31,11 +31,11 @@ import { OutboxRefundApprovalChannel, RefundCardTool } from "./refund-approval.j
 })
 export class RefundDeskAgent {}
 
-/** A customer's request, as the webhook phrased it for the agent. */
+/** A customer's request: the order, the amount and their words. */
 @WorkflowStart({
   name: "refund-desk-workflow-start",
   description: "A refund request",
-  input: WorkflowStartTextDto,
+  input: RefundRequestDto,
 })
 export class RefundDeskWorkflowStart {}
 
@@ -52,7 +52,7 @@ export class RefundDeskWorkflowFinish {}
   version: "1.0.0",
   flow: [
     start(RefundDeskWorkflowStart)
-      .returns(WorkflowStartTextDto)
+      .returns(RefundRequestDto)
       .toAgent(RefundDeskAgent)
       .toFinish(RefundDeskWorkflowFinish),
   ],
@@ -75,8 +75,3 @@ export class RefundDeskWorkflow {}
   ],
 })
 export class RefundDeskApplication {}
-
-/** The text the agent reads for a request. */
-export function requestText(request: { orderId: string; amountCents: number; text: string }): string {
-  return `Order: ${request.orderId}\nAmount: ${request.amountCents} cents\nCustomer wrote: ${request.text}`;
-}

@@ -1,42 +1,15 @@
 import { Dto } from "@agboss/core";
 import { z } from "zod";
 
-/** What the shop's backend posts to start a refund: one order, one amount, the customer's words. */
-export class RefundRequestWebhookDto extends Dto({
+/**
+ * A customer's request to the refund desk, as the shop's backend sends it to
+ * `POST /starts/refund-desk-workflow-start` (in `{ input }`): one order, one amount, the customer's
+ * words. Who asks is not in it: it is the caller the request authenticates as.
+ */
+export class RefundRequestDto extends Dto({
   orderId: z.string().min(1),
   amountCents: z.number().int().positive(),
-  tenantId: z.string().min(1),
-  userId: z.string().min(1),
   text: z.string().min(1),
-}) {}
-
-/** What the approval surface posts: a button (`approved`) or a manager's own words (`reply`). */
-export class ApprovalWebhookDto extends Dto({
-  pauseId: z.string().min(1),
-  tenantId: z.string().min(1),
-  managerId: z.string().min(1),
-  approved: z.boolean().optional(),
-  reason: z.string().min(1).optional(),
-  reply: z.string().optional(),
-}) {}
-
-/**
- * What the answering surface posts for a question (rather than an approval): a filled-in form
- * (`answer`, checked against the question role's answer DTO by `app.resume`) or a person's own words
- * (`reply`).
- */
-export class AnswerWebhookDto extends Dto({
-  pauseId: z.string().min(1),
-  tenantId: z.string().min(1),
-  staffId: z.string().min(1),
-  answer: z.record(z.string(), z.unknown()).optional(),
-  reply: z.string().optional(),
-}) {}
-
-/** What the shop posts when the customer withdraws the request. */
-export class CancelWebhookDto extends Dto({
-  orderId: z.string().min(1),
-  tenantId: z.string().min(1),
 }) {}
 
 /** The refund tool's input, and what its approval role decides about. */

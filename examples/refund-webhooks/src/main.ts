@@ -18,10 +18,12 @@ console.log(`  store     ${server.store}`);
 console.log(
   `  models    ${server.models === "scripted" ? "scripted (no network; set AGBOSS_OPENAI_API_KEY for a real endpoint)" : "OpenAI-compatible endpoint"}`,
 );
-console.log(`  POST ${server.url}/webhooks/refund-request`);
-console.log(`  POST ${server.url}/webhooks/approval`);
-console.log(`  POST ${server.url}/webhooks/answer`);
-console.log(`  POST ${server.url}/webhooks/cancel`);
+console.log(`  POST ${server.url}/starts/refund-desk-workflow-start`);
+console.log(`  POST ${server.url}/pauses/{pauseId}/answer`);
+console.log(`  GET  ${server.url}/pauses`);
+console.log(`  POST ${server.url}/threads/{threadId}/cancel`);
+console.log(`  GET  ${server.url}/executions/{executionId}`);
+console.log(`  GET  ${server.url}/openapi.json`);
 console.log(`  GET  ${server.url}/outbox`);
 console.log(`  GET  ${server.url}/refunds`);
 

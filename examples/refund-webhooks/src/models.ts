@@ -25,6 +25,17 @@ function outcomeOf(request: ChatRequest): string | undefined {
   return `Done: ${(JSON.parse(message.content) as { status: string }).status}.`;
 }
 
+/** The request the agent was given: the start's input, as JSON in the first user message. */
+function requestOf(request: ChatRequest): { orderId: string; amountCents: number; text: string } {
+  const content = request.messages.find((m) => m.role === "user")?.content ?? "{}";
+  const parsed = JSON.parse(content) as Partial<{ orderId: string; amountCents: number; text: string }>;
+  return {
+    orderId: parsed.orderId ?? "unknown",
+    amountCents: parsed.amountCents ?? 0,
+    text: parsed.text ?? "",
+  };
+}
+
 /**
  * The desk agent's scripted moves, read from the conversation so that any process can play them: the
  * first turn calls one tool with the order and amount from the request (a credit when the customer
@@ -33,9 +44,7 @@ function outcomeOf(request: ChatRequest): string | undefined {
 export const deskAgentTurn: ScriptedTurn = (request) => {
   const outcome = outcomeOf(request);
   if (outcome !== undefined) return replyWith(outcome);
-  const text = request.messages.find((m) => m.role === "user")?.content ?? "";
-  const orderId = /^Order: (.+)$/m.exec(text)?.[1]?.trim() ?? "unknown";
-  const amountCents = Number(/^Amount: (\d+) cents$/m.exec(text)?.[1] ?? "0");
+  const { orderId, amountCents, text } = requestOf(request);
   const wantsCredit = /goodwill|store credit|voucher|credit note/i.test(text);
   const damaged = /\bdamaged?\b/i.test(text);
   const tool = wantsCredit ? GoodwillCreditTool : damaged ? DamageRefundTool : RefundCardTool;

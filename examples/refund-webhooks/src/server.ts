@@ -1,17 +1,15 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type App, createApp, type Logger } from "@agboss/core";
+import { createAgbossHttp } from "@agboss/http";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { authenticateDemoCaller } from "./callers.js";
 import { RefundDeskApplication } from "./desk.js";
-import {
-  type HttpReply,
-  handleAnswer,
-  handleApproval,
-  handleCancel,
-  handleOutbox,
-  handleRefundRequest,
-  handleRefunds,
-} from "./handlers.js";
+import type { RefundRequestDto } from "./dtos.js";
 import { type ModelChoice, modelProvidersFor } from "./models.js";
+import { Outbox } from "./outbox.js";
+import { CardPayments } from "./payments.js";
 import { describeStore, type StoreChoice, storeFactoryFor } from "./store.js";
 
 /** How to start the desk's server. */
@@ -41,52 +39,45 @@ export interface RefundServer {
   close(): Promise<void>;
 }
 
-/** The biggest body the webhooks accept. */
-const MAX_BODY_BYTES = 64 * 1024;
-
-class BadRequest extends Error {}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  let raw = "";
-  for await (const chunk of req) {
-    raw += String(chunk);
-    if (raw.length > MAX_BODY_BYTES) throw new BadRequest("The body is too large.");
-  }
-  // A real webhook would check the sender's signature on `raw` here.
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    throw new BadRequest("The body is not JSON.");
-  }
-}
-
-type Route = (app: App, req: IncomingMessage) => Promise<HttpReply> | HttpReply;
-
-const routes: Record<string, Route> = {
-  "POST /webhooks/refund-request": async (app, req) => handleRefundRequest(app, await readJson(req)),
-  "POST /webhooks/approval": async (app, req) => handleApproval(app, await readJson(req)),
-  "POST /webhooks/answer": async (app, req) => handleAnswer(app, await readJson(req)),
-  "POST /webhooks/cancel": async (app, req) => handleCancel(app, await readJson(req)),
-  "GET /outbox": (app) => handleOutbox(app),
-  "GET /refunds": (app) => handleRefunds(app),
-};
-
-function send(res: ServerResponse, reply: HttpReply): void {
-  res.writeHead(reply.status, { "content-type": "application/json" }).end(`${JSON.stringify(reply.body)}\n`);
-}
-
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
+/** The thread a request about an order lives on: a second request for a waiting order is refused (409). */
+export function threadOf(orderId: string): string {
+  return `order:${orderId}`;
 }
 
 /**
- * Creates the app once (store, providers, recovery sweep), then serves the webhooks with it. Every
+ * The desk's routes: AGBoss's own (`@agboss/http`: start, answer, inbox, cancel, records, the OpenAPI
+ * document), and two demo views of the stand-ins for outside systems.
+ */
+export function refundDeskRoutes(app: App): Hono {
+  const server = new Hono();
+  // The outbox stands in for a chat room: mark a question answered there once its answer is recorded.
+  server.use("/pauses/:pauseId/answer", async (c, next) => {
+    await next();
+    if (c.res.status !== 200 && c.res.status !== 202) return;
+    const outcome = (await c.res.clone().json()) as { outcome?: string };
+    const caller = authenticateDemoCaller(c.req.raw);
+    if (outcome.outcome === "answered" || outcome.outcome === "recorded") {
+      app
+        .get(Outbox)
+        .settle(c.req.param("pauseId"), "answered", `answered by ${caller?.answeredBy ?? caller?.ownerId}`);
+    }
+  });
+  server.route(
+    "/",
+    createAgbossHttp(app, {
+      authenticate: authenticateDemoCaller,
+      threadId: ({ input }) => threadOf((input as RefundRequestDto).orderId),
+      openApi: { title: "Refund desk", version: "1.0.0" },
+    }),
+  );
+  // Demo views: a real desk would never publish the outbox (its pauseIds are the right to answer).
+  server.get("/outbox", (c) => c.json({ messages: app.get(Outbox).list() }));
+  server.get("/refunds", (c) => c.json({ refunds: app.get(CardPayments).list() }));
+  return server;
+}
+
+/**
+ * Creates the app once (store, providers, recovery sweep), then serves the desk's routes with it. Every
  * request shares that app; nothing an answer needs is kept in this process.
  */
 export async function startRefundServer(options: RefundServerOptions): Promise<RefundServer> {
@@ -98,37 +89,17 @@ export async function startRefundServer(options: RefundServerOptions): Promise<R
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
 
-  const server = createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    const route = routes[`${req.method ?? "GET"} ${path}`];
-    if (route === undefined) {
-      const known = Object.keys(routes).some((key) => key.endsWith(` ${path}`));
-      send(
-        res,
-        known
-          ? { status: 405, body: { error: "method not allowed" } }
-          : { status: 404, body: { error: "not found" } },
-      );
-      return;
-    }
-    Promise.resolve()
-      .then(() => route(app, req))
-      .then(
-        (reply) => send(res, reply),
-        (error: unknown) => {
-          if (error instanceof BadRequest) {
-            send(res, { status: 400, body: { error: error.message } });
-            return;
-          }
-          console.error(`${req.method} ${path} failed:`, error);
-          send(res, { status: 500, body: { error: "internal error" } });
-        },
-      );
-  });
-
+  let server: Server;
   let address: AddressInfo;
   try {
-    address = await listen(server, options.port ?? 3000, options.host ?? "127.0.0.1");
+    const routes = refundDeskRoutes(app);
+    ({ server, address } = await new Promise<{ server: Server; address: AddressInfo }>((resolve, reject) => {
+      const listening = serve(
+        { fetch: routes.fetch, port: options.port ?? 3000, hostname: options.host ?? "127.0.0.1" },
+        (info) => resolve({ server: listening as Server, address: info }),
+      ) as Server;
+      listening.once("error", reject);
+    }));
   } catch (error) {
     await app.close();
     throw error;

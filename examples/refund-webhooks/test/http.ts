@@ -7,22 +7,69 @@ export interface JsonReply<T = Record<string, unknown>> {
   readonly body: T;
 }
 
+/** The demo bearer tokens (`src/callers.ts`) the tests call as. */
+export const TOKENS = {
+  dana: "dana-token",
+  manager: "manager-17-token",
+  otherManager: "manager-99-token",
+  lead: "lead-4-token",
+  globexManager: "globex-manager-token",
+} as const;
+
+/** The route that starts the desk's workflow. */
+export const START = "/starts/refund-desk-workflow-start";
+
 export async function post<T = Record<string, unknown>>(
   base: string,
   path: string,
   body: unknown,
+  token?: string,
 ): Promise<JsonReply<T>> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
   const res = await fetch(`${base}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, body: (await res.json()) as T };
 }
 
-export async function get<T = Record<string, unknown>>(base: string, path: string): Promise<JsonReply<T>> {
-  const res = await fetch(`${base}${path}`);
+export async function get<T = Record<string, unknown>>(
+  base: string,
+  path: string,
+  token?: string,
+): Promise<JsonReply<T>> {
+  const res = await fetch(
+    `${base}${path}`,
+    token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } },
+  );
   return { status: res.status, body: (await res.json()) as T };
+}
+
+/** Dana asks the desk about an order: `POST /starts/refund-desk-workflow-start`. */
+export function requestRefund(
+  base: string,
+  orderId: string,
+  text = "The parcel never arrived.",
+  amountCents = 2500,
+): Promise<JsonReply> {
+  return post(base, START, { input: { orderId, amountCents, text } }, TOKENS.dana);
+}
+
+/** A damaged item, reported by Dana. */
+export function reportDamage(base: string, orderId: string, amountCents = 2500): Promise<JsonReply> {
+  return requestRefund(base, orderId, "The vase arrived damaged.", amountCents);
+}
+
+/** `POST /pauses/{pauseId}/answer` with `{ decision }`, `{ answer }` or `{ reply }`. */
+export function answerPause(base: string, pauseId: string, body: unknown, token: string): Promise<JsonReply> {
+  return post(base, `/pauses/${encodeURIComponent(pauseId)}/answer`, body, token);
+}
+
+/** Dana withdraws her request: `POST /threads/order:<orderId>/cancel`. */
+export function cancelOrder(base: string, orderId: string): Promise<JsonReply> {
+  return post(base, `/threads/${encodeURIComponent(`order:${orderId}`)}/cancel`, undefined, TOKENS.dana);
 }
 
 /** One message of GET /outbox. */

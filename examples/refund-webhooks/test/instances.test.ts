@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RefundServer, startRefundServer } from "../src/server.js";
 import { DEFAULT_POSTGRES_SCHEMA, describeStore, storeChoiceFromEnv } from "../src/store.js";
-import { outbox, post, refunds, startChild } from "./http.js";
+import { answerPause, cancelOrder, outbox, refunds, requestRefund, startChild, TOKENS } from "./http.js";
 import {
   openTestStore,
   POSTGRES_TEST_URL,
@@ -12,12 +12,9 @@ import {
 
 const scriptedEnv = {}; // no key: scripted models, no network
 
-function refundRequest(orderId: string) {
-  return { orderId, amountCents: 2500, tenantId: "acme", userId: "dana", text: "The parcel never arrived." };
-}
-
-function approval(pauseId: string, managerId: string) {
-  return { pauseId, tenantId: "acme", managerId, reply: "lgtm" };
+/** A manager answers "lgtm", as the manager whose token is given. */
+function approve(base: string, pauseId: string, token: string = TOKENS.manager) {
+  return answerPause(base, pauseId, { reply: "lgtm" }, token);
 }
 
 async function pauseIdFor(url: string, threadId: string): Promise<string> {
@@ -54,10 +51,10 @@ describe.each(STORE_KINDS)("two instances over one %s store", (kind) => {
     expect(a.url).not.toBe(b.url);
     expect(a.store).toBe(b.store);
 
-    const started = await post(a.url, "/webhooks/refund-request", refundRequest("ord_7001"));
-    expect(started).toEqual({
+    const started = await requestRefund(a.url, "ord_7001");
+    expect(started).toMatchObject({
       status: 202,
-      body: { state: "awaiting_approval", threadId: "order:ord_7001" },
+      body: { status: "paused", threadId: "order:ord_7001", pending: [{ kind: "approval" }] },
     });
     // The question was posted by A; B's outbox (its own process's) never saw it, but B's store has the pause.
     const pauseId = await pauseIdFor(a.url, "order:ord_7001");
@@ -65,13 +62,16 @@ describe.each(STORE_KINDS)("two instances over one %s store", (kind) => {
     const pending = await b.app.pauses.list({ tenantId: "acme", threadId: "order:ord_7001" });
     expect(pending.map((p) => p.status)).toEqual(["pending"]);
 
-    const answered = await post(b.url, "/webhooks/approval", approval(pauseId, "manager-17"));
-    expect(answered).toEqual({
+    const answered = await approve(b.url, pauseId);
+    expect(answered).toMatchObject({
       status: 200,
       body: {
-        status: "completed",
-        threadId: "order:ord_7001",
-        output: { text: "Done: refunded 25.00 (rf_acme_ord_7001)." },
+        outcome: "answered",
+        execution: {
+          status: "completed",
+          threadId: "order:ord_7001",
+          output: { text: "Done: refunded 25.00 (rf_acme_ord_7001)." },
+        },
       },
     });
     expect(await refunds(a.url)).toEqual([]);
@@ -79,10 +79,10 @@ describe.each(STORE_KINDS)("two instances over one %s store", (kind) => {
       { refundId: "rf_acme_ord_7001", orderId: "ord_7001", amountCents: 2500 },
     ]);
 
-    const repeated = await post(a.url, "/webhooks/approval", approval(pauseId, "manager-99"));
+    const repeated = await approve(a.url, pauseId, TOKENS.otherManager);
     expect(repeated.status).toBe(200);
     expect(repeated.body).toMatchObject({
-      status: "already_resolved",
+      outcome: "already_resolved",
       resolution: "replied",
       by: "manager-17",
     });
@@ -92,15 +92,18 @@ describe.each(STORE_KINDS)("two instances over one %s store", (kind) => {
   });
 
   test("an order waiting on A is busy on B too; B cancels it, and A then answers already resolved", async () => {
-    expect((await post(a.url, "/webhooks/refund-request", refundRequest("ord_7002"))).status).toBe(202);
+    expect((await requestRefund(a.url, "ord_7002")).status).toBe(202);
     const pauseId = await pauseIdFor(a.url, "order:ord_7002");
-    const busy = await post(b.url, "/webhooks/refund-request", refundRequest("ord_7002"));
+    const busy = await requestRefund(b.url, "ord_7002");
     expect(busy.status).toBe(409);
 
-    const cancelled = await post(b.url, "/webhooks/cancel", { orderId: "ord_7002", tenantId: "acme" });
-    expect(cancelled).toEqual({ status: 200, body: { status: "cancelled", threadId: "order:ord_7002" } });
-    const late = await post(a.url, "/webhooks/approval", approval(pauseId, "manager-17"));
-    expect(late.body).toMatchObject({ status: "already_resolved", resolution: "cancelled" });
+    const cancelled = await cancelOrder(b.url, "ord_7002");
+    expect(cancelled).toMatchObject({
+      status: 200,
+      body: { status: "cancelled", threadId: "order:ord_7002" },
+    });
+    const late = await approve(a.url, pauseId);
+    expect(late.body).toMatchObject({ outcome: "already_resolved", resolution: "cancelled" });
     expect(await refundsOf([a, b], "ord_7002")).toEqual([]);
     // B's channel withdrew the question, in B's outbox: A's in-memory outbox still shows it open. A
     // shared outside system (a Slack channel) would have been updated whichever instance withdrew it.
@@ -108,22 +111,24 @@ describe.each(STORE_KINDS)("two instances over one %s store", (kind) => {
   });
 
   test("two answers racing through A and B at once: one completes, the other is already resolved, one refund", async () => {
-    expect((await post(b.url, "/webhooks/refund-request", refundRequest("ord_7003"))).status).toBe(202);
+    expect((await requestRefund(b.url, "ord_7003")).status).toBe(202);
     const pauseId = await pauseIdFor(b.url, "order:ord_7003");
 
     const [viaA, viaB] = await Promise.all([
-      post(a.url, "/webhooks/approval", approval(pauseId, "manager-a")),
-      post(b.url, "/webhooks/approval", approval(pauseId, "manager-b")),
+      approve(a.url, pauseId, TOKENS.manager),
+      approve(b.url, pauseId, TOKENS.otherManager),
     ]);
     expect([viaA.status, viaB.status]).toEqual([200, 200]);
-    const statuses = [viaA.body.status, viaB.body.status];
-    expect(statuses.toSorted()).toEqual(["already_resolved", "completed"]);
+    const outcomes = [viaA.body.outcome, viaB.body.outcome];
+    expect(outcomes.toSorted()).toEqual(["already_resolved", "answered"]);
     const [winner, winnerServer, loser] =
-      viaA.body.status === "completed" ? ([viaA, a, viaB] as const) : ([viaB, b, viaA] as const);
-    expect(winner.body.output).toEqual({ text: "Done: refunded 25.00 (rf_acme_ord_7003)." });
+      viaA.body.outcome === "answered" ? ([viaA, a, viaB] as const) : ([viaB, b, viaA] as const);
+    expect(winner.body).toMatchObject({
+      execution: { output: { text: "Done: refunded 25.00 (rf_acme_ord_7003)." } },
+    });
     expect(loser.body).toMatchObject({
       resolution: "replied",
-      by: winnerServer === a ? "manager-a" : "manager-b",
+      by: winnerServer === a ? "manager-17" : "manager-99",
     });
 
     // The refund ran once, on the instance whose answer was recorded.
@@ -192,19 +197,16 @@ describe("choosing the store", () => {
         expect(child.output()).toContain(`store     ${describeStore(choice)}`);
         const password = new URL(POSTGRES_TEST_URL).password;
         if (password !== "") expect(child.output()).not.toContain(password);
-        expect((await post(child.url, "/webhooks/refund-request", refundRequest("ord_7101"))).status).toBe(
-          202,
-        );
+        expect((await requestRefund(child.url, "ord_7101")).status).toBe(202);
         pauseId = await pauseIdFor(child.url, "order:ord_7101");
       } finally {
         expect(await child.stop()).toBe(0);
       }
 
       other = await startRefundServer({ store: choice, port: 0, env: scriptedEnv });
-      const answered = await post(other.url, "/webhooks/approval", approval(pauseId, "manager-17"));
+      const answered = await approve(other.url, pauseId);
       expect(answered.body).toMatchObject({
-        status: "completed",
-        output: { text: "Done: refunded 25.00 (rf_acme_ord_7101)." },
+        execution: { status: "completed", output: { text: "Done: refunded 25.00 (rf_acme_ord_7101)." } },
       });
     } finally {
       await other?.close();

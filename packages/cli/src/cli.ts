@@ -46,9 +46,14 @@ export async function runCli(
       ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }),
       ...(parsed.values.tsconfig === undefined ? {} : { tsconfig: parsed.values.tsconfig }),
     });
-    const { tool, "channel-role": roles, "reply-interpreter": interpreters } = result.counts;
+    const {
+      "workflow-start": starts,
+      tool,
+      "channel-role": roles,
+      "reply-interpreter": interpreters,
+    } = result.counts;
     output.out(
-      `Wrote ${relative(process.cwd(), result.path)} for ${result.application}: ${tool} tool(s), ${roles} channel role(s), ${interpreters} reply interpreter(s).`,
+      `Wrote ${relative(process.cwd(), result.path)} for ${result.application}: ${starts} workflow start(s), ${tool} tool(s), ${roles} channel role(s), ${interpreters} reply interpreter(s).`,
     );
     return 0;
   } catch (error) {

@@ -22,7 +22,8 @@ const DECISION: TypeRef = { kind: "core", name: "ToolCallApprovalDecisionDto" };
 /**
  * Walks an application's components the way assembly does — workflows, their flows' agents, the
  * agents' tools, the tools' channel roles, the roles the providers' channels implement, the roles'
- * reply interpreters — and gives each tool, channel role and reply interpreter its types. Each class
+ * reply interpreters — and gives each workflow start (its input DTO, and its finish's output DTO for
+ * `app.execute`), tool, channel role and reply interpreter its types. Each class
  * appears once, in the order it was reached. A concrete channel a tool names as is gets none: it is
  * usually a library's class, shared by tools of any input.
  */
@@ -97,15 +98,33 @@ export function typedComponents(application: AnyClass, componentOf: ReadComponen
     for (const t of classes(options(target, "agent")?.tools)) tool(t);
   };
 
+  /** A flow's start: `app.execute(Start, input)` takes its input DTO and returns its finish's output DTO. */
+  const workflowStart = (flow: { start?: unknown; finish?: unknown }): void => {
+    if (typeof flow.start !== "function" || typeof flow.finish !== "function") return;
+    const target = flow.start as AnyClass;
+    if (visited.has(target)) return;
+    visited.add(target);
+    const started = options(target, "workflow-start");
+    const finished = options(flow.finish, "workflow-finish");
+    if (started === undefined || finished === undefined) return;
+    const input = dto(target, "input", started.input);
+    const output = dto(flow.finish as AnyClass, "output", finished.output);
+    if (input !== undefined && output !== undefined)
+      found.set(target, { target, kind: "workflow-start", input, output });
+  };
+
   const workflow = (target: AnyClass): void => {
     if (visited.has(target)) return;
     visited.add(target);
     const flows = options(target, "workflow")?.flow;
     for (const flow of Array.isArray(flows) ? flows : []) {
+      workflowStart(flow as { start?: unknown; finish?: unknown });
       const steps = (flow as { steps?: unknown }).steps;
       for (const step of Array.isArray(steps) ? steps : []) {
-        const stepAgent = (step as { agent?: unknown }).agent;
+        // an agent step, or a parallel launch's agents (one branch each, or one per item)
+        const { agent: stepAgent, agents } = step as { agent?: unknown; agents?: unknown };
         if (typeof stepAgent === "function") agent(stepAgent as AnyClass);
+        for (const branch of classes(agents)) agent(branch);
       }
     }
   };

@@ -11,7 +11,7 @@ export const DEFAULT_TYPES_OUT = ".agboss/types.d.ts";
 
 /**
  * Loads the application, walks its components and writes the declaration file that gives its
- * tools, channel roles and reply interpreters their exact types.
+ * workflow starts, tools, channel roles and reply interpreters their exact types.
  *
  * @example
  * await generateTypes({ entry: "src/app.ts" }); // writes .agboss/types.d.ts
@@ -30,7 +30,12 @@ export async function generateTypes(options: TypesOptions): Promise<TypesResult>
   const text = renderDeclarations(components, { command: commandLine(options, cwd, entry, out), homes });
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, text);
-  const counts: Record<TypedKind, number> = { tool: 0, "channel-role": 0, "reply-interpreter": 0 };
+  const counts: Record<TypedKind, number> = {
+    "workflow-start": 0,
+    tool: 0,
+    "channel-role": 0,
+    "reply-interpreter": 0,
+  };
   for (const component of components) counts[component.kind]++;
   return { path: out, text, application: loaded.application.name, counts };
 }

@@ -25,4 +25,4 @@ export interface TypesResult {
 }
 
 /** The kinds of component the generated file types. */
-export type TypedKind = "tool" | "channel-role" | "reply-interpreter";
+export type TypedKind = "tool" | "channel-role" | "reply-interpreter" | "workflow-start";

@@ -51,6 +51,7 @@ export {
   WorkflowStart,
   type WorkflowStartOptions,
 } from "./components/workflow.js";
+export { type WorkflowInput, type WorkflowOutput, WorkflowStartOf } from "./components/workflow-start-of.js";
 export { ComponentKind } from "./container/component-kind.js";
 export { type AnyClass, type ComponentMeta, componentOf } from "./container/component-registry.js";
 export type { ComponentTypes } from "./container/component-types.js";
@@ -96,6 +97,7 @@ export {
   AppClosedError,
   ChannelTimeoutError,
   ExecutionCancelledError,
+  ExecutionIdTakenError,
   ModelUnservedError,
   NoExecutionContextError,
   ThreadBusyError,

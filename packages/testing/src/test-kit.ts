@@ -7,6 +7,7 @@ import {
   DecidedBy,
   MemoryLogger,
   memoryStore,
+  type Provider,
   type Store,
   type StoreContext,
 } from "@agboss/core";
@@ -23,6 +24,28 @@ import { UnscriptedModelError } from "./unscripted-model-error.js";
 type Spies = Map<string, MockInstance>;
 
 const MODEL_CALLERS: readonly string[] = [ComponentKind.Agent, ComponentKind.ReplyInterpreter];
+
+/**
+ * Stand-ins for the application's own `@ModelProvider`s: in a test every model answers from its
+ * `mockLlm` script, so a provider is neither created nor started (no API key read, no client opened).
+ * Its `serves` and `decides` still count, e.g. whether an interpreter asks a decision model.
+ */
+function modelProviderStandIns(application: AnyClass): Provider[] {
+  const providers = componentOf<{ providers?: readonly Provider[] }>(application)?.options.providers ?? [];
+  const standIns: Provider[] = [];
+  for (const provider of providers) {
+    const token = typeof provider === "function" ? provider : provider.provide;
+    if (componentOf(token)?.kind !== ComponentKind.ModelProvider) continue;
+    const refuse = () => {
+      throw new TestSetupError(
+        `${componentLabel(token as AnyClass)} is a model provider, which a test does not use: script the ` +
+          "component's model with mockLlm(Component).thenReturn(…).",
+      );
+    };
+    standIns.push({ provide: token, useValue: Object.freeze({ chatModel: refuse, decisionModel: refuse }) });
+  }
+  return standIns;
+}
 
 /**
  * Every method of an instance, most derived first, without `constructor`: its prototype chain's, and
@@ -64,6 +87,7 @@ export class TestKit {
   /** Spies by the first app's instance, and the classes they were asked for. */
   readonly #spies = new Map<object, Spies>();
   readonly #mockedClasses = new Map<AnyClass, object>();
+  readonly #modelProviderStandIns: Provider[];
   #store: Promise<Store> | undefined;
   #first: Promise<App> | undefined;
   #instances: Promise<App[]> | undefined;
@@ -79,6 +103,7 @@ export class TestKit {
     }
     this.#application = application;
     this.#options = options;
+    this.#modelProviderStandIns = modelProviderStandIns(application);
     this.clock = new TestClock(options.clockStart === undefined ? {} : { start: options.clockStart });
   }
 
@@ -120,7 +145,7 @@ export class TestKit {
       store: await this.store(),
       modelsScripted: true,
       env: this.#options.env ?? "test",
-      ...(this.#options.providers === undefined ? {} : { providers: this.#options.providers }),
+      providers: [...this.#modelProviderStandIns, ...(this.#options.providers ?? [])],
     });
     this.#first ??= Promise.resolve(app);
     this.#apps.push(app);

@@ -96,15 +96,6 @@ describe("mockOf", () => {
     // Passing through, each app's own instance did the work.
     expect(other.get(InboxNotifier).sent).toEqual(["looked up o1"]);
   });
-
-  test("mockOf is typed by the class", ({ mockOf }) => {
-    const book = mockOf(OrderBook);
-    book.status.mockReturnValue("fine");
-    // @ts-expect-error status returns a string
-    book.status.mockReturnValue(42);
-    mockOf(InboxNotifier).notify.mockResolvedValue(undefined);
-    expect(book.status("x")).toBe(42);
-  });
 });
 
 describe("mockOf with testWith({ providers })", () => {

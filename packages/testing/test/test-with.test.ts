@@ -1,7 +1,27 @@
-import { type App, AppClosedError, MemoryStore, replyWith, type Store } from "@agboss/core";
+import {
+  type App,
+  AppClosedError,
+  Application,
+  createApp,
+  MemoryStore,
+  ModelProvider,
+  type ModelProviderHandler,
+  memoryStore,
+  type OnInit,
+  replyWith,
+  type Store,
+} from "@agboss/core";
 import { describe, expect, vi } from "vitest";
 import { TEST_CLOCK_START, TestKit, TestSetupError, testWith } from "../src/index.js";
-import { OrderBook, SupportAgent, SupportApplication, SupportWorkflowStart } from "./fixtures/support-app.js";
+import {
+  InboxNotifier,
+  OrderBook,
+  SlowToolProbe,
+  SupportAgent,
+  SupportApplication,
+  SupportWorkflow,
+  SupportWorkflowStart,
+} from "./fixtures/support-app.js";
 
 const test = testWith(SupportApplication);
 
@@ -170,5 +190,52 @@ describe("testWith({ instances })", () => {
     for (const instances of [0, -1, 1.5, Number.NaN]) {
       expect(() => new TestKit(SupportApplication, { instances })).toThrow(TestSetupError);
     }
+  });
+});
+
+/** A model provider that cannot start without a key, as a real one would; it counts what it is asked. */
+const keyless = { created: 0, chatModels: 0 };
+
+@ModelProvider({ name: "keyless-model-provider", serves: ["test/*"] })
+class KeylessModelProvider implements ModelProviderHandler, OnInit {
+  constructor() {
+    keyless.created += 1;
+  }
+  onInit(): void {
+    throw new Error("KEYLESS_API_KEY is not set");
+  }
+  chatModel(): never {
+    keyless.chatModels += 1;
+    throw new Error("no model without a key");
+  }
+}
+
+@Application({
+  name: "keyless-support-application",
+  workflows: [SupportWorkflow],
+  providers: [OrderBook, InboxNotifier, SlowToolProbe, KeylessModelProvider],
+})
+class KeylessSupportApplication {}
+
+describe("testWith and the application's model providers", () => {
+  const keylessTest = testWith(KeylessSupportApplication, { instances: 2 });
+
+  keylessTest(
+    "[TK-04] the application's own model providers are neither created nor asked: models answer from mockLlm",
+    async ({ apps, mockLlm }) => {
+      mockLlm(SupportAgent).thenReturn(replyWith("It shipped."), replyWith("Still shipped."));
+      for (const [i, app] of apps.entries()) {
+        const result = await ask(app, `keyless-${i}`);
+        expect(result.status).toBe("completed");
+      }
+      expect(keyless).toEqual({ created: 0, chatModels: 0 });
+    },
+  );
+
+  test("[TK-04] outside the kit, the same application does not start without its key", async () => {
+    await expect(createApp(KeylessSupportApplication, { store: memoryStore() })).rejects.toThrow(
+      "KEYLESS_API_KEY is not set",
+    );
+    expect(keyless.created).toBe(1);
   });
 });

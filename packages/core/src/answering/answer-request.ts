@@ -1,4 +1,5 @@
 import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
+import type { RoleAnswer } from "../channels/channel-outcome.js";
 
 /** Answers an approval role's pause with a decision. */
 export interface DecisionResumeRequest {
@@ -8,11 +9,14 @@ export interface DecisionResumeRequest {
   readonly reply?: never;
 }
 
-/** Answers a question role's pause with a value of the role's `answer` DTO. */
-export interface AnswerResumeRequest {
+/**
+ * Answers a question role's pause with a value of the role's `answer` DTO. `TRole` types it when the
+ * role declares its DTOs (`ChannelOf<Self, Ask, Answer>`, or generated types); else any object.
+ */
+export interface AnswerResumeRequest<TRole = unknown> {
   readonly pauseId: string;
   /** A value of the role's `answer` DTO (a DTO instance or a plain object). */
-  readonly answer: object;
+  readonly answer: RoleAnswer<TRole>;
   readonly decision?: never;
   readonly reply?: never;
 }
@@ -27,9 +31,13 @@ export interface ReplyResumeRequest {
 
 /**
  * Exactly one of a decision (an approval role's pause), an answer (a question role's) or a reply
- * (either, when the role has a reply interpreter).
+ * (either, when the role has a reply interpreter). `app.resume<Role>(…)` names the pause's role, so
+ * that the answer is checked against the role's declared answer DTO.
  */
-export type ResumeRequest = DecisionResumeRequest | AnswerResumeRequest | ReplyResumeRequest;
+export type ResumeRequest<TRole = unknown> =
+  | DecisionResumeRequest
+  | AnswerResumeRequest<TRole>
+  | ReplyResumeRequest;
 
 /** Who answers: the thread's owner (`ownerId`) or someone the channel authenticated (`answeredBy`). */
 export type ResumeCredential =

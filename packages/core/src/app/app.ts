@@ -10,13 +10,20 @@ import { closePending, writeAudit } from "../answering/pause-book.js";
 import { recordAnswer } from "../answering/record-answer.js";
 import type { AssembledFlow } from "../assembly/assembled-application.js";
 import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
+import type { WorkflowInput, WorkflowOutput } from "../components/workflow-start-of.js";
 import { type AnyClass, describeClass } from "../container/component-registry.js";
 import type { Container } from "../container/container.js";
 import type { Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
 import { UnknownWorkflowStartError } from "../errors/app-errors.js";
-import { AppClosedError, ExecutionCancelledError, ThreadBusyError } from "../errors/runtime-errors.js";
+import { DtoValidationError } from "../errors/dto-validation-error.js";
+import {
+  AppClosedError,
+  ExecutionCancelledError,
+  ExecutionIdTakenError,
+  ThreadBusyError,
+} from "../errors/runtime-errors.js";
 import { withPauses } from "../execution/child-records.js";
 import { ExecutionEventEmitter } from "../execution/event-emitter.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
@@ -53,10 +60,29 @@ export interface ExecuteOptions {
   readonly record?: boolean;
   /** Limits on the model spend of this execution tree; replaces the workflow's `executionBudget`. */
   readonly budget?: BudgetLimits;
+  /**
+   * The execution's id; default a new random one. Give one derived from a request's idempotency key
+   * to start at most one execution per key: a start whose id the tenant already has is refused with
+   * `ExecutionIdTakenError` and runs nothing (checked under the thread's lease, so derive the id from
+   * the thread too). At most 256 characters.
+   */
+  readonly executionId?: string;
 }
 
-/** The value type of a start's input DTO. */
-type StartInput<TStart> = TStart extends AnyClass ? Record<string, unknown> : never;
+/** The longest `executionId` a start may choose. */
+const MAX_EXECUTION_ID_CHARS = 256;
+
+function checkExecutionId(executionId: unknown): string {
+  if (typeof executionId !== "string" || executionId === "" || executionId.length > MAX_EXECUTION_ID_CHARS) {
+    throw new DtoValidationError("ExecuteOptions", [
+      {
+        path: "executionId",
+        message: `an executionId is a text of 1 to ${MAX_EXECUTION_ID_CHARS} characters`,
+      },
+    ]);
+  }
+  return executionId;
+}
 
 /** @internal What the testing kit reaches into. */
 export interface AppInternals extends RuntimeServices {
@@ -128,17 +154,20 @@ export class App {
 
   /**
    * Starts a workflow at `start` with `input` (validated against the start's DTO before anything is
-   * stored) and runs it until it finishes or rests paused.
+   * stored) and runs it until it finishes or rests paused. `input` and `result.output` are typed by
+   * the start's declared DTOs (`extends WorkflowStartOf<Input, Output>`, or `agboss types`); without
+   * them, `input` is any record and `output` is `unknown`.
    */
   async execute<TStart extends AnyClass>(
     start: TStart,
-    input: StartInput<TStart>,
+    input: WorkflowInput<TStart>,
     options: ExecuteOptions,
-  ): Promise<ExecutionOutput> {
+  ): Promise<ExecutionOutput<WorkflowOutput<TStart>>> {
     this.#assertOpen();
     const flow = this.#flowOf(start);
     const value = parseDto(flow.start.input, input, `the input of ${flow.start.name}`);
     const budget = options.budget === undefined ? undefined : checkBudgetLimits("budget", options.budget);
+    const chosenId = options.executionId === undefined ? undefined : checkExecutionId(options.executionId);
     const tenant = tenantOf(options);
     const threadId = options.threadId ?? randomUUID();
     const { store, clock } = this.#services;
@@ -161,7 +190,14 @@ export class App {
       await this.#services.store.leases.release(lease);
       throw error;
     });
-    const executionId = randomUUID();
+    if (
+      chosenId !== undefined &&
+      (await store.executions.findByTenantIdAndExecutionId(tenant.tenantId, chosenId)) !== undefined
+    ) {
+      await store.leases.release(lease);
+      throw new ExecutionIdTakenError(chosenId);
+    }
+    const executionId = chosenId ?? randomUUID();
     rememberExecutionBudget(this.#services, tenant.tenantId, executionId, budget);
     const startedAt = clock.now();
     const tree: Tree = {
@@ -203,12 +239,13 @@ export class App {
       ...this.#events.base(tree.frame),
       input: maskWith(flow.start.input.schema, value),
     });
+    // The finish validated the output against the DTO that WorkflowOutput names.
     return this.#mover.move({
       tree,
       lease,
       first: { run: { reset: { executionId, input: value } }, visit: { set: null } },
       withRecord: options.record === true,
-    });
+    }) as Promise<ExecutionOutput<WorkflowOutput<TStart>>>;
   }
 
   /**
@@ -219,7 +256,10 @@ export class App {
    * @example
    * await app.resume({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
    */
-  async resume(request: ResumeRequest, options: ResumeOptions): Promise<ExecutionOutput> {
+  async resume<TRole = unknown>(
+    request: ResumeRequest<TRole>,
+    options: ResumeOptions,
+  ): Promise<ExecutionOutput> {
     this.#assertOpen();
     const { resolved, responder } = await recordAnswer(this.#services, request, options);
     // The audit entry and the lease are independent: issued together, they can share a commit.
@@ -241,7 +281,10 @@ export class App {
    * @example
    * const receipt = await app.answer({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "U024BE7LH" });
    */
-  async answer(request: ResumeRequest, options: AnswerOptions): Promise<AnswerReceipt> {
+  async answer<TRole = unknown>(
+    request: ResumeRequest<TRole>,
+    options: AnswerOptions,
+  ): Promise<AnswerReceipt> {
     this.#assertOpen();
     const { resolved, responder } = await recordAnswer(this.#services, request, options);
     const { tenantId } = resolved;

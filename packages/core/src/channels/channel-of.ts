@@ -11,13 +11,19 @@ export interface ChannelHandler<TRole = unknown> {
 
 /**
  * The base of a channel role: an abstract class decorated with `@ChannelRole`, which implementations
- * extend and decorate with `@Channel`.
+ * extend and decorate with `@Channel`. `TAsk` (the `approves` or `ask` DTO) and, for a question role,
+ * `TAnswer` (its `answer` DTO) are optional: given, they type `ask.value.arguments` in `send`,
+ * `ChannelOutcome.answered<Role>(…)` and `app.resume<Role>({ answer })` without generated types, and
+ * `@ChannelRole` refuses DTOs that differ from them (a compile error).
  *
  * @example
  * @ChannelRole({ name: "refund-approval-channel", description: "Approves refunds", approves: RefundDto, answeredBy: PauseAnswerer.Channel })
- * export abstract class RefundApprovalChannel extends ChannelOf<RefundApprovalChannel> {}
+ * export abstract class RefundApprovalChannel extends ChannelOf<RefundApprovalChannel, RefundDto> {}
  */
-export abstract class ChannelOf<TSelf> implements ChannelHandler<TSelf> {
+export abstract class ChannelOf<TSelf, TAsk = unknown, TAnswer = unknown> implements ChannelHandler<TSelf> {
+  /** Type-only: what the role asks about and is answered with; `unknown` when not given. */
+  declare readonly __agbossTypes?: { readonly input: TAsk; readonly output: TAnswer };
+
   /** Asks the question. */
   abstract send(ask: ChannelAsk<TSelf>): Promise<ChannelOutcome<TSelf>>;
 

@@ -1,9 +1,10 @@
 import type { Budget, BudgetLimits } from "../budgets/budget.js";
 import { ComponentKind } from "../container/component-kind.js";
-import { componentDecorator } from "../container/component-registry.js";
+import { type AnyClass, componentDecorator } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
 import type { FlowDefinition } from "../flow/flow-definition.js";
 import type { PiiPolicy } from "../pii/pii-policy.js";
+import type { StartInputMatches } from "./workflow-start-of.js";
 
 /** What `@Workflow` declares. */
 export interface WorkflowOptions {
@@ -28,17 +29,23 @@ export function Workflow(options: WorkflowOptions) {
 }
 
 /** What `@WorkflowStart` declares. */
-export interface WorkflowStartOptions {
+export interface WorkflowStartOptions<TInputDto extends DtoClass = DtoClass> {
   /** Ends with `-workflow-start`. */
   readonly name: string;
   readonly description: string;
   /** The DTO `app.execute(Start, input)` validates. */
-  readonly input: DtoClass;
+  readonly input: TInputDto;
 }
 
-/** Declares how a workflow is started: `app.execute(Start, input)`. */
-export function WorkflowStart(options: WorkflowStartOptions) {
-  return componentDecorator(ComponentKind.WorkflowStart, options);
+/**
+ * Declares how a workflow is started: `app.execute(Start, input)`. A class that extends
+ * `WorkflowStartOf<Input, Output>` must name `Input` here; another DTO is a compile error.
+ */
+export function WorkflowStart<TInputDto extends DtoClass>(options: WorkflowStartOptions<TInputDto>) {
+  return componentDecorator(ComponentKind.WorkflowStart, options) as <TClass extends AnyClass>(
+    target: TClass & StartInputMatches<TClass, InstanceType<TInputDto>>,
+    context?: ClassDecoratorContext,
+  ) => void;
 }
 
 /** What `@WorkflowFinish` declares. */

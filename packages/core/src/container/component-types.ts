@@ -14,13 +14,16 @@ export interface ComponentTypes<TInput, TOutput> {
 }
 
 /**
- * What a generated declaration gave `T` under `K` (its `__agbossTypes` phantom), else `TFallback`.
- * A class without the phantom, `unknown` and any other type without it get the fallback.
+ * What `T` declares under `K` (its `__agbossTypes` phantom, from a generated declaration or a typed
+ * base such as `ChannelOf<Self, Ask, Answer>`), else `TFallback`. A class without the phantom, one
+ * that declares `unknown` there (a base's default), `unknown` and any other type get the fallback.
  */
 export type DeclaredTypeOr<T, K extends "input" | "output", TFallback> = T extends {
   readonly __agbossTypes?: infer D;
 }
   ? NonNullable<D> extends { readonly [P in K]: infer V }
-    ? V
+    ? unknown extends V
+      ? TFallback
+      : V
     : TFallback
   : TFallback;

@@ -50,6 +50,19 @@ export class ExecutionCancelledError extends AgbossError {
   }
 }
 
+/** A start chose an `executionId` the tenant already has: it ran nothing. */
+export class ExecutionIdTakenError extends AgbossError {
+  static override readonly kind: string = "ExecutionIdTakenError";
+  readonly executionId: string;
+  constructor(executionId: string) {
+    super(
+      ErrorCode.ExecutionIdTaken,
+      `An execution "${executionId}" already exists; nothing was started. Read it with app.record, or start with another executionId.`,
+    );
+    this.executionId = executionId;
+  }
+}
+
 /** The application was closed. */
 export class AppClosedError extends AgbossError {
   static override readonly kind: string = "AppClosedError";

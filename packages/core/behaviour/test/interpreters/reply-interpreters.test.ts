@@ -3,11 +3,8 @@ import {
   callTool,
   DtoValidationError,
   ExecutionStatus,
-  type InputOf,
-  type OutputOf,
   PauseStatus,
   ReplyInterpretation,
-  type ReplyInterpreterInput,
   ReplyInterpreterMissingError,
   replyWith,
   ToolCallApprovalDecisionDto,
@@ -16,7 +13,7 @@ import {
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
 import { TestSetupError } from "@agboss/testing";
-import { expect, expectTypeOf } from "vitest";
+import { expect } from "vitest";
 import { frozen, onEachBackend } from "../../src/backends.js";
 import { Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
 import {
@@ -113,9 +110,6 @@ onEachBackend(DeskApplication, (test) => {
       app.resume({ pauseId, reply: "lgtm" }, { tenantId: "acme", ownerId: "alice" }),
     ).rejects.toMatchObject({ code: "pause.wrong-answerer" });
     expect(await frozen(store, "acme", pauseId, threadKey)).toBe(before);
-    expectTypeOf<{ pauseId: string; reply: string; decision: { approved: true } }>().not.toMatchTypeOf<
-      Parameters<App["resume"]>[0]
-    >();
   });
 
   test("[RP-03] the interpreter gets { ask, reply } with the arguments; its answer is validated, overrideArguments against the tool's input", async ({
@@ -180,31 +174,24 @@ onEachBackend(DeskApplication, (test) => {
     expect(other.get(Desk).expenses).toHaveLength(1);
   });
 
-  test("[RP-08] a code interpreter returns ReplyInterpretation sync or async, gets deps from the container, and a plain object does not type-check", async ({
+  test("[RP-08] a code interpreter returns ReplyInterpretation sync or async and gets deps from the container (its types: reply-interpreters.test-d.ts)", async ({
     app,
     mockLlm,
     mockOf,
   }) => {
+    const sync = await askRefund(app, mockLlm, "t-rp8-sync");
+    const syncDone = await app.resume({ pauseId: sync.pauseId, reply: "approve" }, manager);
+    expect(syncDone.status).toBe(ExecutionStatus.Completed);
+    expect(interpreterFrames.at(-1)).toMatchObject({ tenantId: "acme", threadId: "t-rp8-sync" });
     const { pauseId } = await askRefund(app, mockLlm, "t-rp8");
     const interpreter = mockOf(RefundReplyInterpreter);
+    // The fixture's interpret is sync; an async one is declared by ReplyInterpreterHandler too.
     interpreter.interpret.mockImplementationOnce(
       () => Promise.resolve(ReplyInterpretation.understood({ approved: true })) as never,
     );
     const done = await app.resume({ pauseId, reply: "anything at all" }, manager);
     expect(done.status).toBe(ExecutionStatus.Completed);
-    expectTypeOf<InputOf<RefundReplyInterpreter>>().toEqualTypeOf<ReplyInterpreterInput>();
-    expectTypeOf<OutputOf<RefundReplyInterpreter>>().toEqualTypeOf<ToolCallApprovalDecisionDto>();
-    // @ts-expect-error a plain object is not a ReplyInterpretation
-    const plain: ReplyInterpretation<ToolCallApprovalDecisionDto> = {
-      kind: "understood",
-      decision: { approved: true },
-      reason: undefined,
-    };
-    // @ts-expect-error the decision must be a ToolCallApprovalDecisionDto
-    const wrong: ReplyInterpretation<OutputOf<RefundReplyInterpreter>> = ReplyInterpretation.understood({
-      approved: "yes",
-    });
-    expect([plain, wrong]).toHaveLength(2);
+    expect(interpreter.interpret).toHaveBeenCalledTimes(1);
   });
 
   test("[RP-09] the interpreter runs in the pause's execution frame: tenant, owner, execution and the waiting step", async ({

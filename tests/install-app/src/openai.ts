@@ -1,0 +1,2 @@
+// Type-checked only: the OpenAI provider's types against the application's @langchain/openai.
+export { openAiCompatibleProvider } from "@agboss/provider-openai";
