@@ -332,26 +332,21 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
 
 /**
  * Waits for the answer: a pause still Pending interrupts the task (the step runs again once it is
- * answered, and reads it anew); a Resolved pause is taken (fenced), or read again when another run took
- * it first.
+ * answered); a resumed or Resolved pause is taken (fenced), or read again when another run took it first.
  */
 async function waitAndTake(asking: Asking, pause: PauseRecord): Promise<PauseRecord> {
   const { services, request, tenantId } = asking;
-  let now = pause;
-  if (now.status === PauseStatus.Pending) {
-    interrupt({ pauseId: now.pauseId });
-    now = await reread(asking, now);
-  }
-  if (now.status === PauseStatus.Resolved) {
-    const taken = await services.store.pauses.take(
-      tenantId,
-      now.pauseId,
-      { at: services.clock.now() },
-      request.fence,
-    );
-    now = taken ?? (await reread(asking, now));
-  }
-  return now;
+  if (pause.status === PauseStatus.Pending) interrupt({ pauseId: pause.pauseId });
+  // Resumed (or found answered): the answer is usually there to take; the pause is read again only
+  // when it is not (taken by a holder that died, or withdrawn).
+  if (pause.status !== PauseStatus.Pending && pause.status !== PauseStatus.Resolved) return pause;
+  const taken = await services.store.pauses.take(
+    tenantId,
+    pause.pauseId,
+    { at: services.clock.now() },
+    request.fence,
+  );
+  return taken ?? (await reread(asking, pause));
 }
 
 /**
