@@ -92,6 +92,12 @@ export class TreeMover {
         heartbeat.stop();
         await this.#services.store.leases.release(lease);
       },
+      saveLast: async (record) => {
+        // The heartbeat stops first: a renewal landing after the release would hold the tree 30 s.
+        heartbeat.stop();
+        await this.#recorder.save(record, lease, { release: true });
+        released = true;
+      },
     };
     try {
       return await this.#run(pass, first);
@@ -224,8 +230,8 @@ export class TreeMover {
   }
 
   /**
-   * Rests the tree paused: its record is stored under the lease, then the lease is released. In that
-   * order: a release that landed first would let another holder in before the record's fence check.
+   * Rests the tree paused: its record is stored under the lease and the lease released, in one write
+   * (a release that landed first would let another holder in before the record's fence check).
    */
   async #restPaused(
     pass: Pass,
@@ -239,8 +245,7 @@ export class TreeMover {
       state: values,
       pauses: await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
     });
-    await this.#recorder.save(record, lease);
-    await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
+    await pass.saveLast(record);
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
     return {
       status: ExecutionStatus.Paused,
@@ -262,8 +267,7 @@ export class TreeMover {
       state,
       pauses: withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
     });
-    await this.#recorder.save(record, lease);
-    await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
+    await pass.saveLast(record);
     const output: ExecutionOutput = {
       status: ExecutionStatus.Completed,
       output: state.run.output,
@@ -355,14 +359,13 @@ export class TreeMover {
         fence: lease,
       });
       const audit = await this.#recorder.audit(tenantId, frame.rootExecutionId);
-      await this.#recorder.save(
+      await pass.saveLast(
         this.#recorder.build(tree, {
           status,
           state: state?.values as FlowStateValue | undefined,
           error: thrown,
           pauses: audit,
         }),
-        lease,
       );
     } catch (recording) {
       if (isLeaseLost(recording)) throw recording;
@@ -432,6 +435,8 @@ interface Pass {
   readonly frame: ExecutionFrame;
   /** Releases the lease once, after the pass's last record write. */
   readonly release: () => Promise<void>;
+  /** Stores the pass's last record and releases its lease, in one write. */
+  readonly saveLast: (record: ExecutionRecord) => Promise<void>;
   /** Whether the tree's flow (or a child flow) has a parallel launch, whose branches a pass may withdraw. */
   readonly holdsLaunch: boolean;
 }
