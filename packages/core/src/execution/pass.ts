@@ -238,7 +238,7 @@ export class TreeMover {
     values: FlowStateValue,
     waiting: readonly PauseRecord[],
   ): Promise<ExecutionOutput> {
-    const { tree, frame, lease } = pass;
+    const { tree, frame } = pass;
     const pending = waiting.map((p) => pendingOf(this.#services.assembled, p));
     const record = this.#recorder.build(tree, {
       status: ExecutionStatus.Paused,
@@ -260,7 +260,7 @@ export class TreeMover {
 
   /** Ends the tree completed: its output validated, its record stored under the lease, then the event. */
   async #complete(pass: Pass, finished: FlowStateValue): Promise<ExecutionOutput> {
-    const { tree, frame, lease, withRecord } = pass;
+    const { tree, frame, withRecord } = pass;
     const state = finishOutput(tree.flow, finished);
     const record = this.#recorder.build(tree, {
       status: ExecutionStatus.Completed,
