@@ -171,17 +171,11 @@ export class App {
     const tenant = tenantOf(options);
     const threadId = options.threadId ?? randomUUID();
     const { store, clock } = this.#services;
-    const thread = await threadOpenFor(this.#services, {
-      tenantId: tenant.tenantId,
-      threadId,
-      ownerId: options.ownerId,
-      workflowName: flow.workflow.name,
-    });
     const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
     if (lease === undefined)
       throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
-    // Again under the lease: a start that raced this one may have paused on the thread meanwhile.
-    await threadOpenFor(this.#services, {
+    // Checked under the lease: a start that raced this one may have paused on the thread meanwhile.
+    const thread = await threadOpenFor(this.#services, {
       tenantId: tenant.tenantId,
       threadId,
       ownerId: options.ownerId,
@@ -243,7 +237,7 @@ export class App {
     return this.#mover.move({
       tree,
       lease,
-      first: { run: { reset: { executionId, input: value } } },
+      first: { run: { reset: { executionId, input: value } }, visit: { set: null } },
       withRecord: options.record === true,
     }) as Promise<ExecutionOutput<WorkflowOutput<TStart>>>;
   }

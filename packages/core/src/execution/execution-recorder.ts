@@ -83,7 +83,12 @@ export class ExecutionRecorder {
     };
   }
 
-  async save(record: ExecutionRecord, fence?: Fence): Promise<void> {
+  /** Stores the record (fenced); with `release`, the fence's lease is released in the same write. */
+  async save(
+    record: ExecutionRecord,
+    fence?: Fence,
+    options?: { readonly release?: boolean },
+  ): Promise<void> {
     await this.#services.store.executions.save(
       {
         tenantId: record.tenantId,
@@ -98,6 +103,7 @@ export class ExecutionRecorder {
         record,
       },
       fence,
+      options,
     );
   }
 

@@ -1,11 +1,13 @@
 import { Command } from "@langchain/langgraph";
 import { closePending, pendingOf } from "../answering/pause-book.js";
+import type { AssembledFlow } from "../assembly/assembled-application.js";
 import type { AnyClass } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { hasCause } from "../errors/agboss-error.js";
 import { StoreUnavailableError } from "../errors/app-errors.js";
 import { AppClosedError } from "../errors/runtime-errors.js";
 import type { CompiledFlow } from "../graph/compile-flow.js";
+import { flowHoldsLaunch } from "../graph/decided-launches.js";
 import { finishOutput } from "../graph/finish-output.js";
 import type { FlowStateValue } from "../graph/flow-state.js";
 import { LogLevel } from "../logging/logger.js";
@@ -80,11 +82,21 @@ export class TreeMover {
       controller,
       graph: this.#graphs.get(tree.flow.start.cls) as CompiledFlow,
       frame: { ...tree.frame, signal: controller.signal },
+      holdsLaunch: flowHoldsLaunch(
+        tree.flow,
+        (start) => this.#services.assembled.flows.get(start) as AssembledFlow,
+      ),
       release: async () => {
         if (released) return;
         released = true;
         heartbeat.stop();
         await this.#services.store.leases.release(lease);
+      },
+      saveLast: async (record) => {
+        // The heartbeat stops first: a renewal landing after the release would hold the tree 30 s.
+        heartbeat.stop();
+        await this.#recorder.save(record, lease, { release: true });
+        released = true;
       },
     };
     try {
@@ -117,6 +129,9 @@ export class TreeMover {
     let moved = ran.moved;
     for (let look = 1; ; look += 1) {
       if (ran.finished !== undefined) return this.#complete(pass, ran.finished);
+      if (ran.rest !== undefined && ran.rest.waiting.length > 0) {
+        return this.#restPaused(pass, ran.rest.values, ran.rest.waiting);
+      }
       const snapshot = ran.snapshot ?? (await pass.graph.getState(configOf(pass)));
       const waiting =
         snapshot.next.length === 0
@@ -126,7 +141,7 @@ export class TreeMover {
               rootExecutionId: frame.rootExecutionId,
               statuses: [PauseStatus.Pending],
             });
-      if (waiting.length > 0) return this.#restPaused(pass, snapshot, waiting);
+      if (waiting.length > 0) return this.#restPaused(pass, snapshot.values as FlowStateValue, waiting);
       const finished = snapshot.values as FlowStateValue;
       if (snapshot.next.length > 0 && look < MAX_LOOKS) {
         // Interrupted, and no pause pending: one was answered between the resume map's read and this
@@ -149,10 +164,7 @@ export class TreeMover {
    * or the step cut off mid-way), and again after each interrupt while pauses were resolved meanwhile
    * (the drain). Returns the finished state, or the last snapshot when the tree waits.
    */
-  async #advance(
-    pass: Pass,
-    first: unknown,
-  ): Promise<{ finished?: FlowStateValue; snapshot?: Snapshot; moved: boolean }> {
+  async #advance(pass: Pass, first: unknown): Promise<Advanced> {
     const { graph, frame, lease } = pass;
     let command = first;
     let snapshot: Snapshot | undefined;
@@ -177,31 +189,63 @@ export class TreeMover {
           signal: pass.controller.signal,
           recursionLimit: 10_000,
         }),
-      )) as FlowStateValue & { __interrupt__?: unknown };
+      )) as FlowStateValue & { __interrupt__?: readonly PendingInterrupt[] };
       if (out.__interrupt__ === undefined) return { finished: out, moved };
       // Before resting, take the pauses resolved while this pass ran (the drain).
-      command = CONTINUE;
+      const drained = pass.holdsLaunch ? undefined : await this.#drain(pass, out.__interrupt__);
+      if (drained === undefined) command = CONTINUE;
+      else if (drained.resume !== undefined) command = drained.resume;
+      else return { rest: { values: out, waiting: drained.waiting }, moved };
     }
   }
 
   /**
-   * Rests the tree paused: its record is stored under the lease, then the lease is released. In that
-   * order: a release that landed first would let another holder in before the record's fence check.
+   * What follows an interrupt in a tree without launches (nothing there is withdrawn by a launch), read
+   * from the interrupts the graph returned and one list of the tree's open pauses, without reading the
+   * checkpoint back: the pauses answered meanwhile to resume, or the pending ones to rest on. Undefined
+   * when a pause was answered that none of the interrupts waits on: the checkpoint is read as usual.
+   */
+  async #drain(
+    pass: Pass,
+    interrupts: readonly PendingInterrupt[],
+  ): Promise<{ resume?: Command; waiting: readonly PauseRecord[] } | undefined> {
+    const { frame } = pass;
+    const open = await this.#services.store.pauses.list({
+      tenantId: frame.tenant.tenantId,
+      rootExecutionId: frame.rootExecutionId,
+      statuses: [PauseStatus.Pending, PauseStatus.Resolved],
+    });
+    const waiting = open.filter((p) => p.status === PauseStatus.Pending);
+    const answered = new Set(open.filter((p) => p.status === PauseStatus.Resolved).map((p) => p.pauseId));
+    if (answered.size === 0) return { waiting };
+    const map: Record<string, { pauseId: string }> = {};
+    for (const pending of interrupts) {
+      const pauseId = pending.value?.pauseId;
+      if (pending.id === undefined || typeof pauseId !== "string" || !answered.has(pauseId)) continue;
+      map[pending.id] = { pauseId };
+      answered.delete(pauseId);
+    }
+    if (answered.size > 0) return undefined;
+    return { resume: new Command({ resume: map }), waiting };
+  }
+
+  /**
+   * Rests the tree paused: its record is stored under the lease and the lease released, in one write
+   * (a release that landed first would let another holder in before the record's fence check).
    */
   async #restPaused(
     pass: Pass,
-    snapshot: Snapshot,
+    values: FlowStateValue,
     waiting: readonly PauseRecord[],
   ): Promise<ExecutionOutput> {
-    const { tree, frame, lease } = pass;
+    const { tree, frame } = pass;
     const pending = waiting.map((p) => pendingOf(this.#services.assembled, p));
     const record = this.#recorder.build(tree, {
       status: ExecutionStatus.Paused,
-      state: snapshot.values as FlowStateValue,
+      state: values,
       pauses: await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
     });
-    await this.#recorder.save(record, lease);
-    await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
+    await pass.saveLast(record);
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
     return {
       status: ExecutionStatus.Paused,
@@ -216,15 +260,14 @@ export class TreeMover {
 
   /** Ends the tree completed: its output validated, its record stored under the lease, then the event. */
   async #complete(pass: Pass, finished: FlowStateValue): Promise<ExecutionOutput> {
-    const { tree, frame, lease, withRecord } = pass;
+    const { tree, frame, withRecord } = pass;
     const state = finishOutput(tree.flow, finished);
     const record = this.#recorder.build(tree, {
       status: ExecutionStatus.Completed,
       state,
       pauses: withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
     });
-    await this.#recorder.save(record, lease);
-    await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
+    await pass.saveLast(record);
     const output: ExecutionOutput = {
       status: ExecutionStatus.Completed,
       output: state.run.output,
@@ -316,14 +359,13 @@ export class TreeMover {
         fence: lease,
       });
       const audit = await this.#recorder.audit(tenantId, frame.rootExecutionId);
-      await this.#recorder.save(
+      await pass.saveLast(
         this.#recorder.build(tree, {
           status,
           state: state?.values as FlowStateValue | undefined,
           error: thrown,
           pauses: audit,
         }),
-        lease,
       );
     } catch (recording) {
       if (isLeaseLost(recording)) throw recording;
@@ -364,6 +406,23 @@ const MAX_LOOKS = 3;
 /** A snapshot of a compiled flow's state. */
 type Snapshot = Awaited<ReturnType<CompiledFlow["getState"]>>;
 
+/** An interrupt the graph returned: a paused tool call's, whose value names its pause. */
+interface PendingInterrupt {
+  readonly id?: string;
+  readonly value?: { readonly pauseId?: unknown };
+}
+
+/**
+ * Where {@link TreeMover.#advance} stopped: the tree finished; or it rests on pending pauses (read without
+ * the checkpoint); or the last snapshot, when the tree waits or cannot move.
+ */
+interface Advanced {
+  readonly finished?: FlowStateValue;
+  readonly rest?: { readonly values: FlowStateValue; readonly waiting: readonly PauseRecord[] };
+  readonly snapshot?: Snapshot;
+  readonly moved: boolean;
+}
+
 /** What one pass holds while it moves a tree. */
 interface Pass {
   readonly tree: Tree;
@@ -376,6 +435,10 @@ interface Pass {
   readonly frame: ExecutionFrame;
   /** Releases the lease once, after the pass's last record write. */
   readonly release: () => Promise<void>;
+  /** Stores the pass's last record and releases its lease, in one write. */
+  readonly saveLast: (record: ExecutionRecord) => Promise<void>;
+  /** Whether the tree's flow (or a child flow) has a parallel launch, whose branches a pass may withdraw. */
+  readonly holdsLaunch: boolean;
 }
 
 /** The LangGraph config that reads a tree's state. */

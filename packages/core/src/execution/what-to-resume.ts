@@ -91,12 +91,19 @@ export async function resumeMapOf(
 
 /**
  * Whether a tree whose last checkpoint has no answered pause to resume still owes work: a task of the
- * next superstep that neither ended nor waits on an interrupt (its holder died while it ran).
+ * next superstep that neither ended nor waits on an interrupt (its holder died while it ran), or a
+ * superstep whose tasks all ended (their writes are stored) while the checkpoint after it is not: its
+ * holder died in between, and going on applies those writes and runs what comes next.
  */
 export function owesWork(snapshot: {
   next: readonly string[];
   tasks: readonly { interrupts?: readonly unknown[]; result?: unknown }[];
 }): boolean {
-  if (snapshot.next.length === 0) return false;
-  return snapshot.tasks.some((task) => task.result === undefined && (task.interrupts ?? []).length === 0);
+  // (A superstep whose tasks all ended lists them with their results, and no `next`.)
+  if (snapshot.tasks.length === 0) return false;
+  const ended = (task: { result?: unknown }) => task.result !== undefined;
+  return (
+    snapshot.tasks.every(ended) ||
+    snapshot.tasks.some((task) => !ended(task) && (task.interrupts ?? []).length === 0)
+  );
 }

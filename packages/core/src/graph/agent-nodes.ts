@@ -144,9 +144,9 @@ export function agentToolNode(services: RuntimeServices, agent: AssembledAgent) 
 
 /**
  * Calls a tool whose call may go on from a pause, and keeps how it ended on that pause. A result an
- * earlier run kept is used as it is (the tool is not called again); otherwise the lease is confirmed in
- * the store first (a holder that lost its tree starts nothing), and the result is stored the moment the
- * tool returns, before anything else happens. A pass stopped from outside (its lease lost, the thread
+ * earlier run kept is used as it is (the tool is not called again); otherwise the lease is known current
+ * in the store first (a holder that lost its tree starts nothing): proved by the fenced take of the pause
+ * just before, or confirmed now. The result is stored the moment the tool returns, before anything else. A pass stopped from outside (its lease lost, the thread
  * cancelled, the app closed) ends here with that reason: it is not the tool's failure, and nothing is kept.
  */
 async function callApprovedTool(
@@ -160,7 +160,9 @@ async function callApprovedTool(
 ): Promise<ToolResult> {
   const { tool, approval, step, fence } = args;
   if (approval.result !== undefined) return approval.result;
-  if (approval.pauseId !== undefined) await confirmLease(services, fence);
+  // A pause this step took just now proved the lease current; any other (a take by an earlier run, an
+  // answer given at once with an audit write since) confirms it before the tool starts.
+  if (approval.pauseId !== undefined && approval.takenNow !== true) await confirmLease(services, fence);
   let result: ToolResult;
   try {
     const value = await runTool(services, {

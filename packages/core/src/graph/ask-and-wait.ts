@@ -50,6 +50,11 @@ interface TakenPause {
   readonly pauseId?: string;
   /** What the tool returned in an earlier run of this step (a crash or a takeover since): use it, run nothing. */
   readonly result?: ToolResult;
+  /**
+   * True when this very step took the pause, fenced, with nothing awaited since: the take proved the
+   * lease current, so the tool may start without confirming it again.
+   */
+  readonly takenNow?: boolean;
 }
 
 /** How an approval or a question ended. @internal */
@@ -76,11 +81,11 @@ function outcomeOf(value: PauseAnswer | PauseAnswerValue | undefined, input: unk
   };
 }
 
-function answerOf(pause: PauseRecord, input: unknown): Approval {
+function answerOf(pause: PauseRecord, input: unknown, takenNow: boolean): Approval {
   if (pause.status === PauseStatus.Cancelled) return { kind: "withdrawn" };
   const who =
     pause.resolution === PauseResolution.Decided ? pause.channel : (pause.answer?.responder ?? pause.channel);
-  const outcome = withPause(outcomeOf(pause.answer, input, who), pause);
+  const outcome = withPause(outcomeOf(pause.answer, input, who), pause, takenNow);
   // What reading a reply cost joins the execution's spend here, when the step takes the answer.
   return pause.answer?.cost === undefined || outcome.kind === "withdrawn"
     ? outcome
@@ -88,11 +93,12 @@ function answerOf(pause: PauseRecord, input: unknown): Approval {
 }
 
 /** An approval that goes on to the tool, with its pause and any result an earlier run kept there. */
-function withPause(outcome: Approval, pause: PauseRecord): Approval {
+function withPause(outcome: Approval, pause: PauseRecord, takenNow = false): Approval {
   if (outcome.kind !== "approved" && outcome.kind !== "answered") return outcome;
   return {
     ...outcome,
     pauseId: pause.pauseId,
+    ...(takenNow ? { takenNow } : {}),
     ...(pause.toolResult === undefined ? {} : { result: pause.toolResult }),
   };
 }
@@ -154,8 +160,8 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
     if (atOnce !== undefined) return atOnce;
     pause = await reread(asking, pause);
   }
-  pause = await waitAndTake(asking, pause);
-  return approvalOf(asking, pause);
+  const waited = await waitAndTake(asking, pause);
+  return approvalOf(asking, waited.pause, waited.takenNow);
 }
 
 /** An {@link AgentFailedError} of the asking agent, at its node. */
@@ -332,33 +338,35 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
 
 /**
  * Waits for the answer: a pause still Pending interrupts the task (the step runs again once it is
- * answered, and reads it anew); a Resolved pause is taken (fenced), or read again when another run took
- * it first.
+ * answered); a resumed or Resolved pause is taken (fenced), or read again when another run took it first.
  */
-async function waitAndTake(asking: Asking, pause: PauseRecord): Promise<PauseRecord> {
+async function waitAndTake(
+  asking: Asking,
+  pause: PauseRecord,
+): Promise<{ pause: PauseRecord; takenNow: boolean }> {
   const { services, request, tenantId } = asking;
-  let now = pause;
-  if (now.status === PauseStatus.Pending) {
-    interrupt({ pauseId: now.pauseId });
-    now = await reread(asking, now);
+  if (pause.status === PauseStatus.Pending) interrupt({ pauseId: pause.pauseId });
+  // Resumed (or found answered): the answer is usually there to take; the pause is read again only
+  // when it is not (taken by a holder that died, or withdrawn).
+  if (pause.status !== PauseStatus.Pending && pause.status !== PauseStatus.Resolved) {
+    return { pause, takenNow: false };
   }
-  if (now.status === PauseStatus.Resolved) {
-    const taken = await services.store.pauses.take(
-      tenantId,
-      now.pauseId,
-      { at: services.clock.now() },
-      request.fence,
-    );
-    now = taken ?? (await reread(asking, now));
-  }
-  return now;
+  const taken = await services.store.pauses.take(
+    tenantId,
+    pause.pauseId,
+    { at: services.clock.now() },
+    request.fence,
+  );
+  return taken === undefined
+    ? { pause: await reread(asking, pause), takenNow: false }
+    : { pause: taken, takenNow: true };
 }
 
 /**
  * How the call goes on from its pause: a pause still without an answer fails the agent, a withdrawn one
  * stops the branch, and any other is read as an {@link Approval}.
  */
-function approvalOf(asking: Asking, pause: PauseRecord): Approval {
+function approvalOf(asking: Asking, pause: PauseRecord, takenNow: boolean): Approval {
   if (pause.status === PauseStatus.Pending || pause.status === PauseStatus.Resolved) {
     throw failed(asking, `pause ${pause.pauseId} was resumed but holds no answer.`);
   }
@@ -366,5 +374,5 @@ function approvalOf(asking: Asking, pause: PauseRecord): Approval {
     // The launch no longer needs this branch: stop it, so its join can go on.
     throw new BranchWithdrawnError(pause.pauseId, pause.answer?.withdrawnBy);
   }
-  return answerOf(pause, asking.request.input);
+  return answerOf(pause, asking.request.input, takenNow);
 }

@@ -5,9 +5,9 @@ import type { AnyClass } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { type CompiledAgentGraph, compileAgentGraph } from "./agent-nodes.js";
-import { runAgentVisit } from "./agent-step.js";
 import { type ChildGraph, runChild } from "./child-execution.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
+import { inlineAgentStep, toolsNodeOf } from "./inline-agent.js";
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
 
 /** Compiles a flow to a LangGraph graph on the store's checkpointer. @internal */
@@ -38,6 +38,7 @@ export function compileFlow(
     }
     return { flow: flowOf(start), graph };
   };
+  const nextOf = (index: number) => flow.steps[index + 1]?.nodeId ?? END;
   flow.steps.forEach((step, index) => {
     const previous = flow.steps[index - 1];
     const inputOf = (state: FlowStateValue) =>
@@ -67,30 +68,24 @@ export function compileFlow(
       });
       return;
     }
-    const subgraph = agentGraphOf(step.agent);
-    graph.addNode(step.nodeId, async (state: FlowStateValue): Promise<FlowStateUpdate> => {
-      const visit = (state.run.visits[step.nodeId] ?? 0) + 1;
-      const done = await runAgentVisit(subgraph, {
-        agent: step.agent,
-        nodeId: step.nodeId,
-        visit,
-        input: inputOf(state),
-        history: state.conversations[step.nodeId] ?? [],
-        ...(ExecutionContext.current()?.branch === undefined
-          ? {}
-          : { branch: ExecutionContext.current()?.branch }),
-      });
-      return {
-        conversations: { [step.nodeId]: done.messages },
-        run: { outputs: { [step.nodeId]: done.output }, steps: done.steps, visits: { [step.nodeId]: visit } },
-      };
+    const agentStep = inlineAgentStep(services, {
+      agent: step.agent,
+      nodeId: step.nodeId,
+      inputOf,
+      next: nextOf(index),
     });
+    graph.addNode(step.nodeId, agentStep.model);
+    graph.addNode(toolsNodeOf(step.nodeId), agentStep.tools);
+    graph.addConditionalEdges(step.nodeId, agentStep.route, agentStep.destinations);
+    graph.addEdge(toolsNodeOf(step.nodeId), step.nodeId);
   });
   // The finish is checked when the graph returns (finishOutput), which saves a step and its checkpoint.
   graph.addEdge(START, flow.steps[0]?.nodeId ?? END);
   flow.steps.forEach((step, index) => {
+    // An agent step routes on by itself (after its last model turn).
+    if (step.kind === "agent") return;
     const exit = step.kind === "parallel" ? joinNodeOf(step.nodeId) : step.nodeId;
-    graph.addEdge(exit, flow.steps[index + 1]?.nodeId ?? END);
+    graph.addEdge(exit, nextOf(index));
   });
   return graph.compile(checkpointer === undefined ? {} : { checkpointer });
 }

@@ -34,6 +34,21 @@ function childStartsOf(flow: AssembledFlow, node: string): readonly AnyClass[] {
   return [];
 }
 
+const launchHolders = new WeakMap<AssembledFlow, boolean>();
+
+/** Whether `flow` or a child flow of it, at any depth, has a parallel launch. @internal */
+export function flowHoldsLaunch(flow: AssembledFlow, flowOf: (start: AnyClass) => AssembledFlow): boolean {
+  const known = launchHolders.get(flow);
+  if (known !== undefined) return known;
+  launchHolders.set(flow, false); // assembly refuses cycles; this only keeps a bad graph from looping
+  const holds = flow.steps.some(
+    (step) =>
+      step.kind === "parallel" || (step.kind === "workflow" && flowHoldsLaunch(flowOf(step.start), flowOf)),
+  );
+  launchHolders.set(flow, holds);
+  return holds;
+}
+
 /**
  * Every launch of an execution tree that no longer needs its unfinished branches (a FailFast failure,
  * a passed deadline, a decided quorum): the root's, read from `root`, and those inside child
@@ -49,18 +64,7 @@ export async function decidedLaunches(args: {
   readonly read: ReadFlowState;
 }): Promise<LaunchKey[]> {
   const { now, flowOf, read } = args;
-  const memo = new Map<AssembledFlow, boolean>();
-  /** Whether `flow` or a child of it, at any depth, has a launch. */
-  const holdsLaunch = (flow: AssembledFlow): boolean => {
-    const known = memo.get(flow);
-    if (known !== undefined) return known;
-    memo.set(flow, false); // assembly refuses cycles; this only keeps a bad graph from looping
-    const holds = flow.steps.some(
-      (step) => step.kind === "parallel" || (step.kind === "workflow" && holdsLaunch(flowOf(step.start))),
-    );
-    memo.set(flow, holds);
-    return holds;
-  };
+  const holdsLaunch = (flow: AssembledFlow) => flowHoldsLaunch(flow, flowOf);
   /** Whether a child of `flow` (at any depth) holds a launch: only then are its tasks worth reading. */
   const childrenHoldLaunch = (flow: AssembledFlow): boolean =>
     flow.steps.some(

@@ -136,6 +136,38 @@ function mergeConversations(
   return out;
 }
 
+/**
+ * The agent visit under way in a flow's own (not a branch's) agent step: what its turns and tool calls
+ * added so far. The step's conversation before the visit and its input stay where the flow keeps them.
+ * @internal
+ */
+export interface AgentVisitState {
+  readonly visit: number;
+  readonly messages: readonly ChatMessage[];
+  readonly steps: readonly ExecutionStep[];
+  readonly loop: LoopState | undefined;
+  readonly output: unknown;
+}
+
+/** A change to the visit under way: set it (null closes it), or add a tool call's messages and steps. @internal */
+export type VisitPatch =
+  | { readonly set: AgentVisitState | null }
+  | {
+      readonly add: { readonly messages?: readonly ChatMessage[]; readonly steps?: readonly ExecutionStep[] };
+    };
+
+// No visit is null, never undefined: LangGraph takes a channel's first update as it is, without the
+// reducer, while the channel holds undefined.
+function applyVisitPatch(state: AgentVisitState | null, patch: VisitPatch): AgentVisitState | null {
+  if ("set" in patch) return patch.set;
+  if (state === null) return null;
+  return {
+    ...state,
+    messages: [...state.messages, ...(patch.add.messages ?? [])],
+    steps: [...state.steps, ...(patch.add.steps ?? [])],
+  };
+}
+
 /** The LangGraph state of every flow: conversations persist across a thread's executions. @internal */
 export const FlowState = Annotation.Root({
   conversations: Annotation<Readonly<Record<string, readonly ChatMessage[]>>>({
@@ -143,6 +175,7 @@ export const FlowState = Annotation.Root({
     default: () => ({}),
   }),
   run: Annotation<RunState, RunPatch>({ reducer: applyRunPatch, default: () => emptyRun }),
+  visit: Annotation<AgentVisitState | null, VisitPatch>({ reducer: applyVisitPatch, default: () => null }),
 });
 
 /** A flow's state as nodes read it. @internal */

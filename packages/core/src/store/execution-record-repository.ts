@@ -7,8 +7,12 @@ export interface ExecutionRecordRepository {
    * Inserts the execution or replaces the stored one with the same (tenantId, executionId). With a
    * fence, the write is refused with `LeaseLostError` once a newer holder took the tree's lease, in the
    * same transaction: a holder that lost its tree cannot overwrite how another one left it.
+   *
+   * With `release` (and a fence), the lease the fence names is released in that same transaction, after
+   * the record is written: a pass's last write, so the record and the lease's release land together or
+   * not at all (a release may not land first, and a lost one does not keep the tree 30 s).
    */
-  save(execution: StoredExecution, fence?: Fence): Promise<void>;
+  save(execution: StoredExecution, fence?: Fence, options?: { readonly release?: boolean }): Promise<void>;
   /** The execution, or undefined. */
   findByTenantIdAndExecutionId(tenantId: string, executionId: string): Promise<StoredExecution | undefined>;
   /** A thread's executions, oldest first. */

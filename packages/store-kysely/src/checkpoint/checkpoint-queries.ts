@@ -21,12 +21,12 @@ export class CheckpointQueries {
   readonly byId: PreparedQuery<CheckpointKey, Selectable<CheckpointTable>>;
   readonly originsOf: PreparedQuery<CheckpointKey, { channel_origins: string }>;
   readonly upsertCheckpoint: PreparedQuery<Insertable<CheckpointTable>>;
-  readonly upsertBlob: PreparedQuery<Insertable<CheckpointBlobTable>>;
   readonly writesOf: PreparedQuery<CheckpointKey, Selectable<CheckpointWriteTable>>;
   /** Replaces a write with the same key: for the special channels (negative `idx`), the latest wins. */
   readonly upsertWrite: PreparedQuery<WriteRow>;
   readonly #store: StoreDatabase;
   readonly #insertWrites = new Map<number, PreparedQuery<Record<string, unknown>>>();
+  readonly #upsertBlobs = new Map<number, PreparedQuery<Record<string, unknown>>>();
 
   constructor(store: StoreDatabase) {
     this.#store = store;
@@ -81,23 +81,6 @@ export class CheckpointQueries {
           })),
         ),
     );
-    this.upsertBlob = new PreparedQuery((slot) =>
-      db
-        .insertInto("agboss_checkpoint_blobs")
-        .values({
-          thread_id: slot("thread_id"),
-          checkpoint_ns: slot("checkpoint_ns"),
-          checkpoint_id: slot("checkpoint_id"),
-          channel: slot("channel"),
-          type: slot("type"),
-          value: slot("value"),
-        })
-        .onConflict((oc) =>
-          oc
-            .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
-            .doUpdateSet((eb) => ({ type: eb.ref("excluded.type"), value: eb.ref("excluded.value") })),
-        ),
-    );
     this.writesOf = new PreparedQuery((slot) =>
       db
         .selectFrom("agboss_checkpoint_writes")
@@ -146,7 +129,47 @@ export class CheckpointQueries {
     });
     return { query, args };
   }
+
+  /**
+   * Upserts a checkpoint's channel values in one statement (a value written again under the same key replaces the first);
+   * the statement for each row count is compiled the first time it is needed.
+   */
+  upsertBlobs(rows: readonly Insertable<CheckpointBlobTable>[]): {
+    query: PreparedQuery<Record<string, unknown>>;
+    args: Record<string, unknown>;
+  } {
+    let query = this.#upsertBlobs.get(rows.length);
+    if (query === undefined) {
+      const count = rows.length;
+      query = new PreparedQuery((slot) =>
+        this.#store.db
+          .insertInto("agboss_checkpoint_blobs")
+          .values(
+            Array.from({ length: count }, (_, i) => {
+              const row: Record<string, unknown> = {};
+              for (const column of BLOB_COLUMNS) row[column] = slot(`${column}${i}`);
+              return row as unknown as Insertable<CheckpointBlobTable>;
+            }),
+          )
+          .onConflict((oc) =>
+            oc
+              .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
+              .doUpdateSet((eb) => ({ type: eb.ref("excluded.type"), value: eb.ref("excluded.value") })),
+          ),
+      );
+      this.#upsertBlobs.set(count, query);
+    }
+    const args: Record<string, unknown> = {};
+    rows.forEach((row, i) => {
+      for (const column of BLOB_COLUMNS) args[`${column}${i}`] = row[column];
+    });
+    return { query, args };
+  }
 }
+
+const BLOB_COLUMNS = ["thread_id", "checkpoint_ns", "checkpoint_id", "channel", "type", "value"] as const;
+/** Most channel values one upsert carries (6 parameters each, well under any dialect's limit). */
+export const BLOBS_PER_UPSERT = 100;
 
 function writeSlots(slot: (name: string) => unknown, suffix: string): WriteRow {
   const row: Record<string, unknown> = {};

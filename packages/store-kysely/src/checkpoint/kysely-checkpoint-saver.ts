@@ -22,12 +22,18 @@ import { FenceCheck } from "../fence-check.js";
 import type { AgbossDatabase, CheckpointTable, CheckpointWriteTable } from "../schema/agboss-database.js";
 import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
-import { CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
+import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
 
 type RunnableConfig = Parameters<BaseCheckpointSaver["getTuple"]>[0];
 type ChannelOrigins = Record<string, string>;
 
 const EMPTY_CHANNEL = "empty";
+/** How many checkpoints' channel origins a saver keeps in memory. */
+const RECENT_ORIGINS = 1_000;
+
+function originsKey(threadId: string, namespace: string, checkpointId: string): string {
+  return `${threadId}\u0000${namespace}\u0000${checkpointId}`;
+}
 
 /**
  * The LangGraph checkpointer on the store's database. A checkpoint row holds everything but its
@@ -41,6 +47,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #store: StoreDatabase;
   readonly #queries: CheckpointQueries;
   readonly #fence: FenceCheck;
+  /** Channel origins of recently written checkpoints, oldest first (see {@link #rememberOrigins}). */
+  readonly #recentOrigins = new Map<string, ChannelOrigins>();
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
@@ -125,11 +133,10 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       }),
     );
 
+    let origins: ChannelOrigins = {};
     await inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
-      const origins: ChannelOrigins = parentId
-        ? await this.#originsOf(trx, threadId, namespace, parentId)
-        : {};
+      origins = parentId ? { ...(await this.#originsOf(trx, threadId, namespace, parentId)) } : {};
       for (const { channel } of blobs) origins[channel] = checkpoint.id;
       await this.#queries.upsertCheckpoint.execute(trx, {
         thread_id: threadId,
@@ -142,15 +149,18 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
         metadata: toBlob(metadataBytes),
         channel_origins: JSON.stringify(origins),
       });
-      for (const blob of blobs) {
-        await this.#queries.upsertBlob.execute(trx, {
-          thread_id: threadId,
-          checkpoint_ns: namespace,
-          checkpoint_id: checkpoint.id,
-          ...blob,
-        });
+      const rows = blobs.map((blob) => ({
+        thread_id: threadId,
+        checkpoint_ns: namespace,
+        checkpoint_id: checkpoint.id,
+        ...blob,
+      }));
+      for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
+        const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
+        await query.execute(trx, args);
       }
     });
+    this.#rememberOrigins(threadId, namespace, checkpoint.id, origins);
     return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
   }
 
@@ -209,12 +219,29 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     });
   }
 
+  /**
+   * Keeps the channel origins of the checkpoints this saver wrote last: the next checkpoint of a thread
+   * names its parent's origins, nearly always the one just written, and so skips reading them back.
+   * A checkpoint's origins never change once written (a checkpoint id is written by one fenced holder).
+   */
+  #rememberOrigins(threadId: string, namespace: string, checkpointId: string, origins: ChannelOrigins): void {
+    const key = originsKey(threadId, namespace, checkpointId);
+    this.#recentOrigins.delete(key);
+    this.#recentOrigins.set(key, origins);
+    if (this.#recentOrigins.size > RECENT_ORIGINS) {
+      const oldest = this.#recentOrigins.keys().next().value;
+      if (oldest !== undefined) this.#recentOrigins.delete(oldest);
+    }
+  }
+
   async #originsOf(
     trx: Kysely<AgbossDatabase>,
     threadId: string,
     namespace: string,
     checkpointId: string,
   ): Promise<ChannelOrigins> {
+    const remembered = this.#recentOrigins.get(originsKey(threadId, namespace, checkpointId));
+    if (remembered !== undefined) return remembered;
     const row = await this.#queries.originsOf.first(trx, {
       thread_id: threadId,
       checkpoint_ns: namespace,

@@ -10,6 +10,7 @@ import { PreparedQuery } from "../prepared-query.js";
 import type { ExecutionTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { expireLeaseQuery } from "./kysely-lease-repository.js";
 
 /** {@link ExecutionRecordRepository} on kysely; records and answers are JSON text columns. */
 export class KyselyExecutionRecordRepository implements ExecutionRecordRepository {
@@ -17,10 +18,12 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
   readonly #fence: FenceCheck;
   readonly #find: PreparedQuery<{ tenantId: string; executionId: string }, Selectable<ExecutionTable>>;
   readonly #save: PreparedQuery<Insertable<ExecutionTable>>;
+  readonly #releaseLease: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
 
   constructor(store: StoreDatabase) {
     this.#store = store;
     this.#fence = new FenceCheck(store);
+    this.#releaseLease = expireLeaseQuery(store);
     const db = store.db;
     this.#find = new PreparedQuery((slot) =>
       db
@@ -59,7 +62,11 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     );
   }
 
-  async save(execution: StoredExecution, fence?: Fence): Promise<void> {
+  async save(
+    execution: StoredExecution,
+    fence?: Fence,
+    options?: { readonly release?: boolean },
+  ): Promise<void> {
     const values = {
       tenant_id: execution.tenantId,
       execution_id: execution.executionId,
@@ -72,9 +79,13 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       updated_at: execution.updatedAt,
       record: toJsonText(execution.record),
     };
+    const release = options?.release === true ? fence : undefined;
     await inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
       await this.#save.execute(trx, values);
+      if (release !== undefined) {
+        await this.#releaseLease.execute(trx, { key: release.key, epoch: release.epoch, expires_at: 0 });
+      }
     });
   }
 

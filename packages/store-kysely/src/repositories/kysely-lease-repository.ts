@@ -7,6 +7,19 @@ import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js
 
 type Granted = { key: string; holder: string; epoch: number; expires_at: number };
 
+/** Sets a lease's expiry while it carries the given epoch (0 releases it). @internal */
+export function expireLeaseQuery(
+  store: StoreDatabase,
+): PreparedQuery<{ key: string; epoch: number; expires_at: number }> {
+  return new PreparedQuery((slot) =>
+    store.db
+      .updateTable("agboss_leases")
+      .set({ expires_at: slot("expires_at") })
+      .where("key", "=", slot("key"))
+      .where("epoch", "=", slot("epoch")),
+  );
+}
+
 /**
  * {@link LeaseRepository} on kysely. A lease row is never deleted: releasing lapses it, so the next
  * holder's epoch is always larger than any fence handed out before.
@@ -45,13 +58,7 @@ export class KyselyLeaseRepository implements LeaseRepository {
         .where("key", "=", slot("key"))
         .where("epoch", "=", slot("from")),
     );
-    this.#expire = new PreparedQuery((slot) =>
-      db
-        .updateTable("agboss_leases")
-        .set({ expires_at: slot("expires_at") })
-        .where("key", "=", slot("key"))
-        .where("epoch", "=", slot("epoch")),
-    );
+    this.#expire = expireLeaseQuery(store);
   }
 
   acquire(args: { key: string; holder: string; now: number; ttlMs: number }): Promise<Lease | undefined> {

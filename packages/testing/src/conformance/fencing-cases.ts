@@ -114,6 +114,33 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     ).toEqual(execution);
   });
 
+  test("fencing: a record saved with release lands together with the lease's release; with a stale fence neither does", async () => {
+    const key = uid("tree");
+    const { stale, current } = await takeover(store(), store(), key);
+    const execution = storedExecution({ status: "running" });
+    await store().executions.save(execution, current);
+    await expect(
+      store().executions.save({ ...execution, status: "failed", updatedAt: 8_000 }, stale, { release: true }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await store().leases.find(key))?.expiresAt).toBe(current.expiresAt);
+    expect(
+      (await store().executions.findByTenantIdAndExecutionId(execution.tenantId, execution.executionId))
+        ?.status,
+    ).toBe("running");
+
+    const ended = { ...execution, status: "completed", updatedAt: 9_000 };
+    await store().executions.save(ended, current, { release: true });
+    expect(
+      await store().executions.findByTenantIdAndExecutionId(execution.tenantId, execution.executionId),
+    ).toEqual(ended);
+    const released = await store().leases.find(key);
+    expect(released?.epoch).toBe(current.epoch);
+    expect(released?.expiresAt).toBeLessThanOrEqual(1_000 + TTL);
+    // Released: anyone may take the tree now, before the lease would have run out.
+    const next = await store().leases.acquire({ key, holder: "c", now: 1_000 + TTL + 1, ttlMs: TTL });
+    expect(next?.epoch).toBe(current.epoch + 1);
+  });
+
   test("fencing: a fence for a lease that was never granted is refused", async () => {
     const fence = { key: uid("tree"), epoch: 1 };
     const record = pauseRecord();

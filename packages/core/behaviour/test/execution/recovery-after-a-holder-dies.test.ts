@@ -4,13 +4,14 @@ import {
   ExecutionStatus,
   LeaseLostError,
   PauseStatus,
+  replyWith,
   type Store,
 } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
-import { acme, pauseRefund } from "../../src/office.js";
+import { acme, pauseRefund, scriptThread } from "../../src/office.js";
 
 // What a holder that died or stalled leaves behind, and how any instance carries the tree on from there.
 // The state is the one a real process leaves (the crash suite, tests/test/crash.int.test.ts, kills real
@@ -33,7 +34,7 @@ async function diedAfterTaking(store: Store, now: number, pauseId: string, threa
 
 /** Sweeps until the execution is recorded as ended (the app's own sweep may hold the tree a moment). */
 async function sweepUntilEnded(app: App, executionId: string): Promise<void> {
-  for (let round = 0; round < 100; round += 1) {
+  for (let round = 0; round < 500; round += 1) {
     await app.sweepOnce(RETENTION_MS);
     const record = await app.record(executionId, { tenantId: acme.tenantId });
     if (record?.status === ExecutionStatus.Completed || record?.status === ExecutionStatus.Failed) return;
@@ -92,7 +93,11 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(desk.refunds).toHaveLength(0); // the dead holder's lease still runs: nobody moves the tree
     await clock.advance(LEASE_TTL_MS + 1);
     await sweepUntilEnded(app, executionId);
-    expect(desk.refunds).toHaveLength(1);
+    const dbg = await app.record(executionId, { tenantId: acme.tenantId });
+    expect(
+      desk.refunds,
+      JSON.stringify({ status: dbg?.status, error: dbg?.error, events: desk.events }),
+    ).toHaveLength(1);
     expect(desk.events.filter((e) => e === "finish")).toHaveLength(1);
     const record = await app.record(executionId, { tenantId: acme.tenantId });
     expect(record?.status).toBe(ExecutionStatus.Completed);
@@ -183,5 +188,59 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(app.get(Desk).events.filter((e) => e === "finish")).toHaveLength(1);
     const record = await app.record(result.executionId, { tenantId: acme.tenantId });
     expect(record?.status).toBe(ExecutionStatus.Completed);
+  });
+  test("a holder that died after a superstep's writes landed but before its checkpoint did: the sweep applies those writes and goes on (the tool runs once)", async ({
+    app,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const { pauseId, result, threadKey } = await pauseRefund(app, mockLlm, "t-died-between");
+    // The holder stops for good right after the tool call's writes are stored: the checkpoint that
+    // follows them never lands (as when its process is killed there), nor does anything after it.
+    const saver = app.store.checkpointer as unknown as Record<
+      "put",
+      (...args: unknown[]) => Promise<unknown>
+    >;
+    const put = saver.put.bind(saver);
+    let toolReturned = false;
+    let stopped: ((error: Error) => void) | undefined;
+    saver.put = (...args: unknown[]) => {
+      if (!toolReturned || stopped !== undefined) return put(...args);
+      return new Promise((_resolve, reject) => {
+        stopped = reject;
+      });
+    };
+    const desk = app.get(Desk);
+    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
+      desk.refunds.push(input as never);
+      toolReturned = true;
+      return { status: `refunded ${input.orderId}` };
+    });
+    await app.answer(
+      { pauseId, decision: { approved: true } },
+      { tenantId: acme.tenantId, answeredBy: "m-1" },
+    );
+    await vi.waitFor(() => expect(stopped).toBeDefined());
+    saver.put = put;
+    // The model turn after the tool may have run in the stopped holder: on recovery it runs again.
+    scriptThread(mockLlm, "refund on t-died-between", replyWith("Refund handled"));
+    // Its lease is no longer renewed by anyone (taken over and let go here, as a dead holder's lapses).
+    const takeover = await store.leases.acquire({
+      key: threadKey,
+      holder: "after-the-holder-died",
+      now: clock.now() + LEASE_TTL_MS + 1,
+      ttlMs: LEASE_TTL_MS,
+    });
+    if (takeover === undefined) throw new Error("the lease was not taken over");
+    await store.leases.release(takeover);
+    await clock.advance(LEASE_TTL_MS + 1);
+    await sweepUntilEnded(app, result.executionId);
+    const record = await app.record(result.executionId, { tenantId: acme.tenantId });
+    expect(record?.status, JSON.stringify(record?.error)).toBe(ExecutionStatus.Completed);
+    expect(record?.output).toEqual({ text: "Refund handled" });
+    expect(desk.refunds).toHaveLength(1);
+    stopped?.(new Error("the stopped holder's process is gone"));
   });
 });

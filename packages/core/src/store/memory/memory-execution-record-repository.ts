@@ -17,9 +17,14 @@ export class MemoryExecutionRecordRepository implements ExecutionRecordRepositor
     this.#leases = leases;
   }
 
-  async save(execution: StoredExecution, fence?: Fence): Promise<void> {
+  async save(
+    execution: StoredExecution,
+    fence?: Fence,
+    options?: { readonly release?: boolean },
+  ): Promise<void> {
     this.#leases?.assertCurrent(fence);
     this.#executions.set(key(execution.tenantId, execution.executionId), copy(execution));
+    if (options?.release === true && fence !== undefined) this.#leases?.releaseNow(fence);
   }
 
   async findByTenantIdAndExecutionId(

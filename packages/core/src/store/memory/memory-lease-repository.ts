@@ -32,6 +32,11 @@ export class MemoryLeaseRepository implements LeaseRepository {
   }
 
   async release(fence: Fence): Promise<void> {
+    this.releaseNow(fence);
+  }
+
+  /** {@link release}, synchronously: for a write that releases the lease in the same turn. */
+  releaseNow(fence: Fence): void {
     const current = this.#current(fence);
     if (current !== undefined) this.#leases.set(current.key, Object.freeze({ ...current, expiresAt: 0 }));
   }
