@@ -254,4 +254,19 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema.dropIndex("agboss_pauses_root_idx").execute();
     },
   },
+  {
+    // The recovery sweep's pages of running executions (`listByStatus(statuses, limit, after)`: status = ?,
+    // after the cursor, order by updated_at, tenant_id, execution_id): with the whole order in the index a
+    // page is read from the cursor on and nothing is sorted; the old index sorted every running execution
+    // for each page. It serves every lookup the old one did, which it replaces.
+    name: "executions-status-order-index",
+    async up(db) {
+      await db.schema
+        .createIndex("agboss_executions_status_order_idx")
+        .on("agboss_executions")
+        .columns(["status", "updated_at", "tenant_id", "execution_id"])
+        .execute();
+      await db.schema.dropIndex("agboss_executions_status_idx").execute();
+    },
+  },
 ]);

@@ -132,17 +132,13 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         .selectAll()
         .where("status", "=", PauseStatus.Resolved)
         .where("resolved_at", "<", args.before)
+        // One row-value comparison, which both dialects turn into a range of the resolved index.
         .where((eb) =>
-          eb.or([
-            eb("resolved_at", ">", after.resolvedAt),
-            eb.and([
-              eb("resolved_at", "=", after.resolvedAt),
-              eb.or([
-                eb("tenant_id", ">", after.tenantId),
-                eb.and([eb("tenant_id", "=", after.tenantId), eb("pause_id", ">", after.pauseId)]),
-              ]),
-            ]),
-          ]),
+          eb(
+            eb.refTuple("resolved_at", "tenant_id", "pause_id"),
+            ">",
+            eb.tuple(after.resolvedAt, after.tenantId, after.pauseId),
+          ),
         )
         .orderBy("resolved_at", "asc")
         .orderBy("tenant_id", "asc")
