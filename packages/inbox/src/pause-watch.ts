@@ -1,0 +1,128 @@
+import { LogLevel } from "@agboss/core";
+import type { CheckedCaller } from "./inbox-caller.js";
+import type { InboxContext } from "./inbox-context.js";
+import type { InboxClosed, InboxEvents, InboxPause } from "./inbox-types.js";
+import { pendingPauses } from "./pending-pauses.js";
+
+/** @internal One event of the stream. */
+export type InboxEvent =
+  | { readonly type: "asked"; readonly data: InboxEvents["asked"] }
+  | { readonly type: "closed"; readonly data: InboxEvents["closed"] };
+
+type Listener = (event: InboxEvent) => void;
+
+interface Watched {
+  readonly caller: CheckedCaller;
+  readonly listeners: Set<Listener>;
+  last: Map<string, InboxPause> | undefined;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  polling: Promise<void> | undefined;
+}
+
+/**
+ * @internal Watches the store for each signed-in person's pending pauses, so that a pause asked,
+ * answered or withdrawn by any instance sharing the store reaches every open page: one read per
+ * person every `pollIntervalMs`, shared by all their pages on this instance. An answer given through
+ * this instance asks for a read at once.
+ */
+export class PauseWatch {
+  readonly #context: InboxContext;
+  readonly #watched = new Map<string, Watched>();
+
+  constructor(context: InboxContext) {
+    this.#context = context;
+  }
+
+  /** The caller's pending pauses as the page shows them, newest first. */
+  async list(caller: CheckedCaller): Promise<InboxPause[]> {
+    return (await pendingPauses(this.#context, caller)).map((p) => this.#context.views.view(p));
+  }
+
+  /** Calls `listener` with every change to the caller's pauses until the returned function is called. */
+  subscribe(caller: CheckedCaller, listener: Listener): () => void {
+    const key = JSON.stringify(caller);
+    let watched = this.#watched.get(key);
+    if (watched === undefined) {
+      watched = { caller, listeners: new Set(), last: undefined, timer: undefined, polling: undefined };
+      this.#watched.set(key, watched);
+      this.#schedule(watched, 0);
+    }
+    watched.listeners.add(listener);
+    const entry = watched;
+    return () => {
+      entry.listeners.delete(listener);
+      if (entry.listeners.size === 0) {
+        clearTimeout(entry.timer);
+        this.#watched.delete(key);
+      }
+    };
+  }
+
+  /** Reads every watched list now: something changed through this instance. */
+  refresh(tenantId: string): void {
+    for (const watched of this.#watched.values()) {
+      if (watched.caller.tenantId === tenantId) this.#schedule(watched, 0);
+    }
+  }
+
+  #schedule(watched: Watched, delay: number): void {
+    clearTimeout(watched.timer);
+    watched.timer = setTimeout(() => {
+      if (watched.polling !== undefined) {
+        // A read is under way: read again right after it.
+        void watched.polling.then(() => this.#schedule(watched, 0));
+        return;
+      }
+      watched.polling = this.#poll(watched).finally(() => {
+        watched.polling = undefined;
+        if (watched.listeners.size > 0) this.#schedule(watched, this.#context.pollIntervalMs);
+      });
+    }, delay);
+    watched.timer.unref?.();
+  }
+
+  async #poll(watched: Watched): Promise<void> {
+    let now: Map<string, InboxPause>;
+    try {
+      now = new Map((await this.list(watched.caller)).map((p) => [p.pauseId, p]));
+    } catch (error) {
+      const { logger, clock } = this.#context.internals;
+      logger.log({
+        level: LogLevel.Warn,
+        event: "inbox.poll-failed",
+        message: `reading the inbox of tenant ${watched.caller.tenantId} failed; trying again in ${this.#context.pollIntervalMs} ms: ${error instanceof Error ? error.message : String(error)}`,
+        fields: { tenantId: watched.caller.tenantId },
+        at: clock.now(),
+      });
+      return;
+    }
+    const before = watched.last;
+    watched.last = now;
+    if (before === undefined) return;
+    const events: InboxEvent[] = [];
+    for (const [pauseId, pause] of now) {
+      if (!before.has(pauseId)) events.push({ type: "asked", data: { pause } });
+    }
+    for (const pauseId of before.keys()) {
+      if (now.has(pauseId)) continue;
+      const closed = await this.#closed(watched.caller, pauseId);
+      // Still pending: only pushed out of the newest maxPauses; the page keeps it.
+      if (closed.status !== "pending") events.push({ type: "closed", data: closed });
+    }
+    for (const event of events) for (const listener of watched.listeners) listener(event);
+  }
+
+  async #closed(caller: CheckedCaller, pauseId: string): Promise<InboxClosed> {
+    const pause = await this.#context.app.store.pauses
+      .findByTenantIdAndPauseId(caller.tenantId, pauseId)
+      .catch(() => undefined);
+    if (pause === undefined) return { pauseId, status: "gone" };
+    return {
+      pauseId,
+      status: pause.status,
+      ...(pause.resolution === undefined ? {} : { resolution: pause.resolution }),
+      ...(pause.answer?.responder === undefined ? {} : { by: pause.answer.responder }),
+      ...(pause.resolvedAt === undefined ? {} : { at: new Date(pause.resolvedAt).toISOString() }),
+    };
+  }
+}
