@@ -32,6 +32,7 @@ export const ErrorCode = {
   PauseWrongAnswerer: "pause.wrong-answerer",
   PauseNoReplyInterpreter: "pause.no-reply-interpreter",
   PauseUninterpretableReply: "pause.uninterpretable-reply",
+  PauseExpired: "pause.expired",
   BudgetExceeded: "budget.exceeded",
   PiiRefused: "pii.refused",
   PiiUnknownToken: "pii.unknown-token",

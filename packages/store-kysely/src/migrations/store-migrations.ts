@@ -269,4 +269,24 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema.dropIndex("agboss_executions_status_idx").execute();
     },
   },
+  {
+    // Deadlines of pending pauses (reminders, escalation, expiry): the recovery sweep pages the due ones
+    // (status = 'pending' and next_deadline_at <= now, order by next_deadline_at, tenant_id, pause_id)
+    // straight from this index, and claims each with a compare-and-set on (next_deadline_at,
+    // deadline_reminders), so one instance acts on a deadline, never two.
+    name: "pauses-deadlines",
+    async up(db) {
+      await db.schema.alterTable("agboss_pauses").addColumn("next_deadline_at", "bigint").execute();
+      await db.schema
+        .alterTable("agboss_pauses")
+        .addColumn("deadline_reminders", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable("agboss_pauses").addColumn("expires_at", "bigint").execute();
+      await db.schema
+        .createIndex("agboss_pauses_deadline_idx")
+        .on("agboss_pauses")
+        .columns(["status", "next_deadline_at", "tenant_id", "pause_id"])
+        .execute();
+    },
+  },
 ]);
