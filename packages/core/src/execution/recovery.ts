@@ -142,11 +142,14 @@ export class Recovery {
         await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId);
         // A backlog is worked off tree after tree: let timers (lease heartbeats, tool timeouts) and other
         // calls of this process run between them, even where the store answers synchronously.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await yieldToEventLoop();
       }
       // Pages go on from the last row of the one before, so trees this instance cannot take (held by
       // live holders, or unreadable) never hide the ones behind them.
       if (!full) return;
+      // A page whose trees were all skipped awaited nothing but the store: yield before the next one, so
+      // paging through a large backlog never holds the event loop for more than a page.
+      await yieldToEventLoop();
     }
   }
 
@@ -182,6 +185,7 @@ export class Recovery {
       const last = page.at(-1);
       if (page.length < SWEEP_PAGE || last?.deadline === undefined) return resolved;
       after = { deadlineAt: last.deadline.at, tenantId: last.tenantId, pauseId: last.pauseId };
+      await yieldToEventLoop();
     }
   }
 
@@ -261,6 +265,11 @@ export class Recovery {
   stop(): void {
     this.#sweep?.cancel();
   }
+}
+
+/** Lets timers and I/O callbacks run (a store that answers synchronously never gives them a turn). */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** The items in a random order (Fisher–Yates). */
