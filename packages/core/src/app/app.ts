@@ -6,7 +6,7 @@ import type {
   ResumeRequest,
 } from "../answering/answer-request.js";
 import { listPauses, type PauseInboxQuery, type PauseSummary } from "../answering/inbox.js";
-import { closePending, writeAudit } from "../answering/pause-book.js";
+import { closePending } from "../answering/pause-book.js";
 import { recordAnswer } from "../answering/record-answer.js";
 import type { AssembledFlow } from "../assembly/assembled-application.js";
 import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
