@@ -62,6 +62,7 @@ export class KyselyStore implements Store {
   /** The store's database as given, scoped to its schema: transactions and migrations run here. */
   readonly #db: Kysely<AgbossDatabase>;
   readonly #database: StoreDatabase;
+  readonly #transactions: WriteTransactions;
   readonly #schema: string | undefined;
   readonly #onClose: (() => Promise<void>) | undefined;
   #closing: Promise<void> | undefined;
@@ -73,11 +74,18 @@ export class KyselyStore implements Store {
     const capabilities = Object.freeze({ ...config.capabilities });
     const retry = new FaultRetry({ name: config.name, faultOf: capabilities.faultOf, retry: config.retry });
     this.#db = db;
+    const transactions = new WriteTransactions({ db, capabilities, writeGate: config.writeGate, retry });
+    const reads = capabilities.faultOf === undefined ? db : withRetriedReads(db, retry);
+    this.#transactions = transactions;
     this.#database = Object.freeze({
-      db: capabilities.faultOf === undefined ? db : withRetriedReads(db, retry),
+      // Reads inside a unit of work run on its transaction: they see its writes, and on Postgres they
+      // do not wait for a second connection of the pool.
+      get db() {
+        return transactions.current() ?? reads;
+      },
       capabilities,
       writeGate: config.writeGate,
-      transactions: new WriteTransactions({ db, capabilities, writeGate: config.writeGate, retry }),
+      transactions,
     });
     this.#onClose = config.onClose;
     this.threads = new KyselyThreadRepository(this.#database);
@@ -94,6 +102,10 @@ export class KyselyStore implements Store {
    */
   get db(): Kysely<AgbossDatabase> {
     return this.#db;
+  }
+
+  atomically<T>(work: () => Promise<T>): Promise<T> {
+    return this.#transactions.atomically(work);
   }
 
   /** Brings the schema to the latest version; safe to call on every start. */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { CompiledQuery, type Kysely } from "kysely";
 import { CommitFailure, FaultRetry } from "./fault-retry.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
@@ -53,6 +54,8 @@ export class WriteTransactions {
   readonly #retry: FaultRetry;
   readonly #begin: CompiledQuery;
   readonly #queue: QueuedWork[] = [];
+  /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
+  readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
   #draining = false;
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
@@ -64,8 +67,13 @@ export class WriteTransactions {
     this.#begin = CompiledQuery.raw(store.capabilities.beginWriteTransaction);
   }
 
-  /** Runs `work` in a write transaction; resolves once its writes are committed. */
+  /**
+   * Runs `work` in a write transaction; resolves once its writes are committed. Inside a unit of work
+   * ({@link atomically}) it runs on the unit's transaction instead, and commits with it.
+   */
   run<T>(work: Work<T>): Promise<T> {
+    const unit = this.#unit.getStore();
+    if (unit !== undefined) return work(unit);
     if (!this.#capabilities.groupCommit) return this.#gate(() => this.#alone(work));
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
@@ -73,6 +81,21 @@ export class WriteTransactions {
       this.#draining = true;
       void this.#gate(() => this.#drain());
     });
+  }
+
+  /**
+   * Runs `work` as one unit: the write transactions it starts through this store run on one transaction,
+   * committed when `work` returns and rolled back when it throws; {@link current} hands its reads the
+   * same transaction. A transient fault runs the whole unit again.
+   */
+  atomically<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#unit.getStore() !== undefined) return work();
+    return this.run((trx) => this.#unit.run(trx, work));
+  }
+
+  /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */
+  current(): Kysely<AgbossDatabase> | undefined {
+    return this.#unit.getStore();
   }
 
   #alone<T>(work: Work<T>): Promise<T> {

@@ -61,6 +61,7 @@ export const postgresBackend: Backend = {
       pauses: store.pauses,
       budgets: store.budgets,
       checkpointer: store.checkpointer,
+      atomically: (work) => store.atomically(work),
       async close() {
         try {
           await store.db.schema.dropSchema(schema).ifExists().cascade().execute();

@@ -1,6 +1,6 @@
 import { ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause-errors.js";
 import type { PauseAnswer, PauseRecord } from "../pauses/pause-record.js";
-import { PauseStatus } from "../pauses/pause-status.js";
+import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import {
   checkAnswerKind,
@@ -11,18 +11,22 @@ import {
 } from "./answer-checks.js";
 import type { ResumeCredential, ResumeRequest } from "./answer-request.js";
 import { validatePauseAnswer } from "./answer-validation.js";
-import { toolOfPause } from "./pause-book.js";
+import { toolOfPause, writeAudit } from "./pause-book.js";
 import { interpretReply } from "./reply-reading.js";
 
 /**
- * Phase 1 of an answer: checks the request and the credential, reads a reply, and records the answer (Pending → Resolved). Nothing is stored unless every check passed.
+ * Phase 1 of an answer: checks the request and the credential, reads a reply, then records the answer
+ * (Pending → Resolved) and its audit entry as one unit of work, with whatever `claim` writes after them
+ * (phase 2's start: the tree's lease and its running mark) in the same commit. Nothing is stored unless
+ * every check passed.
  * @internal
  */
-export async function recordAnswer(
+export async function recordAnswer<TClaim = undefined>(
   services: RuntimeServices,
   request: ResumeRequest,
   options: ResumeCredential & { readonly tenantId?: string },
-): Promise<{ resolved: PauseRecord; responder: string }> {
+  claim?: (resolved: PauseRecord) => Promise<TClaim>,
+): Promise<{ resolved: PauseRecord; responder: string; claimed: TClaim | undefined }> {
   const credential = checkCredentialShape(options);
   const shape = checkResumeRequest(request);
   const tenantId = credential.tenantId ?? "default";
@@ -48,9 +52,15 @@ export async function recordAnswer(
     checkAnswerKind(pause, tool, shape);
     answer = { ...validatePauseAnswer(tool, shape.decision ?? shape.answer), responder };
   }
-  const resolved = await store.pauses.resolve(tenantId, pause.pauseId, answer, clock.now());
-  if (resolved === undefined) {
+  const at = clock.now();
+  const stored = await store.atomically(async () => {
+    const resolved = await store.pauses.resolve(tenantId, pause.pauseId, answer, at);
+    if (resolved === undefined) return undefined;
+    await writeAudit(services, { ...resolved, resolution: PauseResolution.Replied });
+    return { resolved, claimed: claim === undefined ? undefined : await claim(resolved) };
+  });
+  if (stored === undefined) {
     throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
   }
-  return { resolved, responder };
+  return { resolved: stored.resolved, responder, claimed: stored.claimed };
 }

@@ -6,7 +6,7 @@ import type {
   ResumeRequest,
 } from "../answering/answer-request.js";
 import { listPauses, type PauseInboxQuery, type PauseSummary } from "../answering/inbox.js";
-import { closePending, writeAudit } from "../answering/pause-book.js";
+import { closePending } from "../answering/pause-book.js";
 import { recordAnswer } from "../answering/record-answer.js";
 import type { AssembledFlow } from "../assembly/assembled-application.js";
 import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
@@ -255,13 +255,32 @@ export class App {
     options: ResumeOptions,
   ): Promise<ExecutionOutput> {
     this.#assertOpen();
-    const { resolved, responder } = await recordAnswer(this.#services, request, options);
-    // The audit entry and the lease are independent: issued together, they can share a commit.
-    const [, lease] = await Promise.all([
-      writeAudit(this.#services, { ...resolved, resolution: PauseResolution.Replied }),
-      this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`),
-    ]);
-    return this.#moveAnswered({ lease, resolved, responder, withRecord: options.record === true });
+    // Phase 2 starts in phase 1's commit when the tree's lease is free: taken and the tree marked running.
+    const { resolved, responder, claimed } = await recordAnswer(this.#services, request, options, (r) =>
+      this.#claim(r),
+    );
+    const withRecord = options.record === true;
+    if (claimed !== undefined) return this.#moveAnswered({ ...claimed, resolved, responder, withRecord });
+    const lease = await this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`);
+    return this.#moveAnswered({ lease, resolved, responder, withRecord });
+  }
+
+  /**
+   * Inside phase 1's unit of work: takes the answered tree's lease when it is free, reads the tree under
+   * it and marks it running, so the answer and the start of phase 2 share one commit. Undefined when the
+   * lease is held (phase 2 then waits for it); a tree that cannot be read is handed on as `failed`, its
+   * lease still taken (the caller releases it), so the answer is kept either way.
+   */
+  async #claim(resolved: PauseRecord): Promise<Claimed | undefined> {
+    const lease = await this.#leases.tryAcquire(`${resolved.tenantId}/${resolved.threadId}`);
+    if (lease === undefined) return undefined;
+    try {
+      const tree = await readTree(this.#services, resolved.tenantId, resolved.rootExecutionId);
+      await this.#recorder.markRunning(tree, lease);
+      return { lease, tree };
+    } catch (error) {
+      return { lease, failed: error };
+    }
   }
 
   /**
@@ -282,7 +301,6 @@ export class App {
     this.#assertOpen();
     const { resolved, responder } = await recordAnswer(this.#services, request, options);
     const { tenantId } = resolved;
-    await writeAudit(this.#services, { ...resolved, resolution: PauseResolution.Replied });
     const moving = (async () => {
       const lease = await this.#leases.acquireWaiting(`${tenantId}/${resolved.threadId}`);
       await this.#moveAnswered({ lease, resolved, responder, withRecord: false });
@@ -318,15 +336,20 @@ export class App {
     readonly resolved: PauseRecord;
     readonly responder: string;
     readonly withRecord: boolean;
+    /** The tree, when phase 1 already read it under the lease and marked it running. */
+    readonly tree?: Tree | undefined;
+    /** Why phase 1 could not read the tree it claimed. */
+    readonly failed?: unknown;
   }): Promise<ExecutionOutput> {
     const { lease, resolved, responder, withRecord } = args;
     let tree: Tree;
     try {
+      if ("failed" in args) throw args.failed;
       // Read under the lease: a holder that ran while this call waited may have ended the tree.
-      tree = await readTree(this.#services, resolved.tenantId, resolved.rootExecutionId);
+      tree = args.tree ?? (await readTree(this.#services, resolved.tenantId, resolved.rootExecutionId));
       // The durable trace of phase 2: from here on, a tree whose holder dies is found by the sweep as
       // running once its lease lapses, whatever its pauses' states (a Taken pause is no longer Resolved).
-      await this.#recorder.markRunning(tree, lease);
+      if (args.tree === undefined) await this.#recorder.markRunning(tree, lease);
     } catch (error) {
       await this.#services.store.leases.release(lease).catch(() => undefined);
       throw error;
@@ -460,3 +483,8 @@ export class App {
     if (this.#closed) throw new AppClosedError();
   }
 }
+
+/** What phase 1 claimed of phase 2: the tree's lease, and the tree read and marked running (or why not). */
+type Claimed =
+  | { readonly lease: Lease; readonly tree: Tree }
+  | { readonly lease: Lease; readonly failed: unknown };

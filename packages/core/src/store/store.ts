@@ -26,6 +26,14 @@ export interface Store {
    * same transaction once a newer holder took the lease.
    */
   readonly checkpointer: BaseCheckpointSaver;
+  /**
+   * Runs `work` as one unit: every write it makes through this store's repositories lands in one
+   * transaction (one commit), or none does, and its reads see those writes. Keep `work` to this store's
+   * calls: nothing else should be awaited inside it (on SQLite it holds the write lock). A unit that
+   * meets a transient fault runs again whole, so `work` must be safe to run again. The in-memory store
+   * runs `work` as it is (its writes land at once; a throw part-way keeps the writes made before it).
+   */
+  atomically<T>(work: () => Promise<T>): Promise<T>;
   /** Releases connections. Called by `app.close()` for a store the application opened. */
   close(): Promise<void>;
 }

@@ -10,10 +10,11 @@ import { leaseCases } from "./lease-cases.js";
 import { pauseCases } from "./pause-cases.js";
 import type { StoreConformanceOptions } from "./store-conformance-options.js";
 import { threadCases } from "./thread-cases.js";
+import { unitOfWorkCases } from "./unit-of-work-cases.js";
 
 /**
  * The conformance suite every AGBoss store must pass: atomic status changes, tenant isolation,
- * idempotent creation, retention, leases, fencing, JSON round-trips and the budget ledger. Call it at the top level of a
+ * idempotent creation, retention, leases, fencing, JSON round-trips, the budget ledger and units of work. Call it at the top level of a
  * vitest file; it opens a fresh store for every case.
  *
  * @example
@@ -75,5 +76,6 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     fencingCases(context);
     checkpointerCases(context);
     budgetCases(context);
+    unitOfWorkCases(context);
   });
 }

@@ -23,6 +23,11 @@ export class MemoryStore implements Store {
   readonly checkpointer = new MemoryCheckpointSaver(this.leases);
   readonly budgets = new MemoryBudgetLedgerRepository();
 
+  /** Runs `work` as it is: each write lands at once (there is no transaction to roll back). */
+  atomically<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+
   /** Nothing to release. */
   async close(): Promise<void> {}
 }
