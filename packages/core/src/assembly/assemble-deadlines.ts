@@ -32,10 +32,7 @@ export function assembleDeadlines(
   const { use, channel, declared, chain, carried } = args;
   if (declared === undefined)
     return carried === undefined ? undefined : { expire: { ...carried, carried: true } };
-  const where =
-    chain.length === 1
-      ? `${describeClass(use.tool)}'s deadlines`
-      : `${describeClass(channel.cls)}'s deadlines`;
+  const where = `the deadlines of ${describeClass(chain.length === 1 ? use.tool : channel.cls)}`;
   const remindEveryMs = duration(ctx, declared.remindEvery, `${where}: remindEvery`);
   const expire = declared.expire;
   const expireAfterMs = duration(ctx, expire?.after, `${where}: expire.after`);
@@ -143,7 +140,7 @@ function escalationTarget(
   if (chain.includes(to)) {
     ctx.add(
       "channel.escalation-cycle",
-      `${where}: escalating to ${describeClass(to)} comes back to a role already asked (${[...chain, to].map((c) => describeClass(c)).join(" → ")}); an escalation chain must end.`,
+      `${where}: escalating to ${describeClass(to)} comes back to a role already asked (${[...chain, to].map((c) => c.name).join(" → ")}); an escalation chain must end.`,
     );
     return undefined;
   }
@@ -156,7 +153,7 @@ function escalationTarget(
   const problem =
     channel.answer === undefined
       ? approves !== input
-        ? `${describeClass(to)} ${approves === undefined ? "asks a question" : `approves ${approves.name}`}, but ${channel.name} approves ${describeClass(use.tool)}'s ${input.name}; escalate to a role that approves ${input.name}.`
+        ? `${describeClass(to)} ${approves === undefined ? "asks a question" : `approves ${approves.name}`}, but ${channel.name} approves the tool's ${input.name}; escalate to a role that approves ${input.name}.`
         : undefined
       : ask !== input || answer !== channel.answer
         ? `${describeClass(to)} ${approves !== undefined ? `approves ${approves.name}` : `asks about ${ask?.name ?? "nothing"} for a ${answer?.name ?? "nothing"}`}, but ${channel.name} asks about ${input.name} for a ${channel.answer.name}; escalate to a question role with the same ask and answer.`

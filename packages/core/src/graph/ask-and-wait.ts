@@ -170,7 +170,15 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
     },
   };
   for (;;) {
-    let pause = await findOrCreatePause(asking);
+    const found = await findOrCreatePause(asking);
+    if ("removed" in found) {
+      // This level's pause was escalated and then removed by retention while the step waited further
+      // on: its interrupt is passed, and the step goes on with the next level's pause.
+      interrupt({ pauseId: found.next.pauseId });
+      asking = found.removed;
+      continue;
+    }
+    let pause = found;
     if (pause.status === PauseStatus.Pending && !pause.isSent) {
       const atOnce = await sendOnce(asking, pause);
       if (atOnce !== undefined) return atOnce;
@@ -246,45 +254,61 @@ function pauseStepOf(asking: Asking): PauseStep {
   };
 }
 
-/** Finds the step's pause by its idempotency key, or creates it Pending and not yet sent. */
-async function findOrCreatePause(asking: Asking): Promise<PauseRecord> {
+/** The idempotency key of a level's pause: the step's for the tool's own channel, with the level after it. */
+function keyOf(asking: Asking, level = asking.level): string {
+  const key = asking.request.step.idempotencyKey as string;
+  return level === 0 ? key : `${key}#escalation-${level}`;
+}
+
+/**
+ * Finds the step's pause by its idempotency key, or creates it Pending and not yet sent. When the pause
+ * is gone while the next level's exists (retention removed an escalated pause whose step still waits),
+ * it says so instead: `removed` is the next level's asking, `next` its pause.
+ */
+async function findOrCreatePause(
+  asking: Asking,
+): Promise<PauseRecord | { readonly removed: Asking; readonly next: PauseRecord }> {
   const { services, request, channel, frame, tenantId, ask } = asking;
   const { store, clock } = services;
-  const { step, agent, fence } = request;
+  const { agent, fence } = request;
+  const idempotencyKey = keyOf(asking);
+  // A re-entered step (the usual case on a resume) finds its record with a read; only a first visit writes.
+  const found = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey);
+  if (found !== undefined) return found;
+  const to = asking.deadlines?.escalate?.to;
+  const next =
+    to === undefined
+      ? undefined
+      : await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, keyOf(asking, asking.level + 1));
+  if (to !== undefined && next !== undefined) {
+    return { removed: { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1 }, next };
+  }
   const pauseStep = pauseStepOf(asking);
-  const idempotencyKey =
-    asking.level === 0
-      ? (step.idempotencyKey as string)
-      : `${step.idempotencyKey as string}#escalation-${asking.level}`;
   const askedAt = clock.now();
   const deadlines = firstDeadline(asking.deadlines, askedAt, asking.escalatedFrom);
-  // A re-entered step (the usual case on a resume) finds its record with a read; only a first visit writes.
-  return (
-    (await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey)) ??
-    (await store.pauses.findOrCreate(
-      {
-        tenantId,
-        pauseId: newPauseId(),
-        idempotencyKey,
-        threadId: frame.threadId,
-        rootExecutionId: frame.rootExecutionId,
-        executionId: frame.executionId,
-        ownerId: frame.ownerId,
-        status: PauseStatus.Pending,
-        resolution: undefined,
-        isSent: false,
-        channel: channel.name,
-        answeredBy: channel.answeredBy,
-        agent: agent.name,
-        ask,
-        step: pauseStep,
-        answer: undefined,
-        askedAt,
-        resolvedAt: undefined,
-        ...deadlines,
-      },
-      fence,
-    ))
+  return await store.pauses.findOrCreate(
+    {
+      tenantId,
+      pauseId: newPauseId(),
+      idempotencyKey,
+      threadId: frame.threadId,
+      rootExecutionId: frame.rootExecutionId,
+      executionId: frame.executionId,
+      ownerId: frame.ownerId,
+      status: PauseStatus.Pending,
+      resolution: undefined,
+      isSent: false,
+      channel: channel.name,
+      answeredBy: channel.answeredBy,
+      agent: agent.name,
+      ask,
+      step: pauseStep,
+      answer: undefined,
+      askedAt,
+      resolvedAt: undefined,
+      ...deadlines,
+    },
+    fence,
   );
 }
 

@@ -1,5 +1,6 @@
 import {
   type App,
+  Application,
   callTool,
   days,
   ErrorCode,
@@ -11,19 +12,24 @@ import {
   replyWith,
   type Store,
 } from "@agboss/core";
-import type { ModelScript, TestClock } from "@agboss/testing";
-import { expect, vi } from "vitest";
+import { type ModelScript, type TestClock, testWith } from "@agboss/testing";
+import { describe, expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   BuyTool,
   PurchaseAgent,
   PurchaseApplication,
   PurchaseDesk,
+  PurchaseWorkflow,
   PurchaseWorkflowStart,
   QuoteTool,
   RestockTool,
   RushBuyTool,
+  TestClerkApprovalChannel,
+  TestManagerApprovalChannel,
+  TestPriceQuestionChannel,
 } from "../../src/fixtures/deadline-app.js";
+import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
 
 const acme = { tenantId: "acme" } as const;
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
@@ -236,6 +242,32 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
     expect(desk.bought).toEqual([TOASTER]);
   });
 
+  test("two calls of one turn keep their own deadlines: the question expires and is answered while the approval waits on, is escalated later, and the manager's answer finishes the turn", async ({
+    app,
+    mockLlm,
+    clock,
+    store,
+  }) => {
+    const desk = app.get(PurchaseDesk);
+    const t0 = clock.now();
+    const paused = await ask(app, mockLlm, "t-two", [BuyTool, TOASTER, [QuoteTool, { item: "kettle" }]]);
+    expect(paused.pending).toHaveLength(2);
+    await sweepAt(store, clock, t0 + hours(2).milliseconds);
+    expect(desk.bought).toEqual([{ item: "kettle", amountCents: 100 }]);
+    const waiting = await app.pauses.list({ tenantId: "acme", status: PauseStatus.Pending });
+    expect(waiting.map((p) => p.channel)).toEqual(["purchase-clerk-approval-channel"]);
+    await sweepAt(store, clock, t0 + days(2).milliseconds);
+    expect(desk.asked.map((a) => a.role).sort()).toEqual(["buyer", "clerk", "manager"]);
+    expect(desk.asked.filter((a) => a.role === "manager")).toHaveLength(1);
+    const done = await app.resume(
+      { pauseId: desk.pauseOf("manager"), decision: { approved: true } },
+      manager,
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(done.output).toEqual({ text: "Done" });
+    expect(desk.bought).toEqual([{ item: "kettle", amountCents: 100 }, TOASTER]);
+  });
+
   test("the escalation survives restarts: asked on one app, escalated by a second, answered on a third", async ({
     app,
     mockLlm,
@@ -320,3 +352,62 @@ onEachBackendAndPostgres(
   },
   { instances: 2 },
 );
+
+@Application({
+  name: "short-retention-purchase-application",
+  workflows: [PurchaseWorkflow],
+  providers: [
+    PurchaseDesk,
+    ScriptedModelProvider,
+    TestClerkApprovalChannel,
+    TestManagerApprovalChannel,
+    TestPriceQuestionChannel,
+  ],
+  pauseRecordRetention: hours(1),
+})
+class ShortRetentionPurchaseApplication {}
+
+onEachBackendAndPostgres(ShortRetentionPurchaseApplication, (test) => {
+  test("an escalated question removed by retention while its step still waits is not asked again: the step goes on from the manager's pause", async ({
+    app,
+    mockLlm,
+    clock,
+    store,
+  }) => {
+    const desk = app.get(PurchaseDesk);
+    const t0 = clock.now();
+    await ask(app, mockLlm, "t-retained", [BuyTool, TOASTER]);
+    const clerkPause = desk.pauseOf("clerk");
+    await sweepAt(store, clock, t0 + days(2).milliseconds);
+    await sweepAt(store, clock, t0 + days(2).milliseconds + hours(2).milliseconds);
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", clerkPause)).toBeUndefined();
+    const done = await app.resume(
+      { pauseId: desk.pauseOf("manager"), decision: { approved: true } },
+      { ...manager, record: true },
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(desk.asked.map((a) => a.role)).toEqual(["clerk", "manager"]);
+    expect(desk.bought).toEqual([TOASTER]);
+    // The audit trail outlives the records.
+    expect(done.record?.pauses.map((p) => p.resolution)).toEqual(["escalated", "replied"]);
+  });
+});
+
+describe("with the testing kit's clock alone", () => {
+  const test = testWith(PurchaseApplication);
+
+  test("clock.advance drives the deadlines on the memory store: a reminder after a day, the escalation after two", async ({
+    app,
+    mockLlm,
+    mockOf,
+    clock,
+  }) => {
+    const clerk = mockOf(TestClerkApprovalChannel);
+    mockLlm(PurchaseAgent).thenReturn(callTool(BuyTool, TOASTER), replyWith("Done"));
+    await app.execute(PurchaseWorkflowStart, { text: "buy a toaster" }, { ownerId: "alice" });
+    await clock.advance(days(1));
+    expect(clerk.remind).toHaveBeenCalledTimes(1);
+    await clock.advance(days(1));
+    expect(clerk.withdraw.mock.calls[0]?.[0].resolution).toBe(PauseResolution.Escalated);
+  });
+});
