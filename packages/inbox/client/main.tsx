@@ -13,12 +13,22 @@ interface Gone {
 
 type Connection = "connecting" | "live" | "reconnecting" | "signed-out";
 
+/** The tool and its first arguments, to tell one pause from another in a sentence. */
+export function pauseName(pause: InboxPause): string {
+  const shown = Object.entries(pause.arguments)
+    .filter(([, value]) => value !== "***" && (typeof value === "string" || typeof value === "number"))
+    .slice(0, 2)
+    .map(([name, value]) => `${name} ${String(value)}`);
+  return shown.length === 0 ? pause.tool : `${pause.tool} (${shown.join(", ")})`;
+}
+
 function closedText(pause: InboxPause, closed: InboxClosed): string {
+  const name = pauseName(pause);
   const at = closed.at === undefined ? "" : ` at ${formatTime(closed.at)}`;
-  if (closed.resolution === "withdrawn") return `${pause.tool} was withdrawn${at}: it is no longer needed.`;
-  if (closed.resolution === "cancelled") return `${pause.tool} was cancelled${at}.`;
-  if (closed.by !== undefined) return `${pause.tool} was answered by ${closed.by}${at}.`;
-  return `${pause.tool} was answered${at}.`;
+  if (closed.resolution === "withdrawn") return `${name} was withdrawn${at}: it is no longer needed.`;
+  if (closed.resolution === "cancelled") return `${name} was cancelled${at}.`;
+  if (closed.by !== undefined) return `${name} was answered by ${closed.by}${at}.`;
+  return `${name} was answered${at}.`;
 }
 
 function matches(pause: InboxPause, text: string): boolean {
@@ -56,12 +66,16 @@ function Inbox(props: { readonly title: string }) {
   const announce = (text: string) => setAnnouncement(text);
 
   /** Removes a pause, keeping the keyboard where it was: on the next pause's heading, else the list's. */
-  const remove = useCallback((pauseId: string, why: Gone | undefined) => {
+  const remove = useCallback((pauseId: string, why: Gone | undefined, byThisPage: boolean) => {
     const list = pausesRef.current;
     const index = list.findIndex((p) => p.pauseId === pauseId);
     if (index < 0) return;
     const card = document.querySelector(`[data-pause-id="${CSS.escape(pauseId)}"]`);
-    const hadFocus = card?.contains(document.activeElement) === true;
+    const active = document.activeElement;
+    // An answer given here may have left the focus on the page's body (its button went away); a pause
+    // closed elsewhere moves the focus only when it was inside it.
+    const hadFocus =
+      card?.contains(active) === true || (byThisPage && (active === null || active === document.body));
     const next = list[index + 1] ?? list[index - 1];
     setPauses(list.filter((p) => p.pauseId !== pauseId));
     if (why !== undefined) setGone((old) => [why, ...old].slice(0, 20));
@@ -97,11 +111,12 @@ function Inbox(props: { readonly title: string }) {
     });
     events.addEventListener("closed", (e) => {
       const closed = JSON.parse((e as MessageEvent<string>).data) as InboxEvents["closed"];
+      // Answered through this page: its own answer's reply says so, whichever arrives first.
       if (answeredHere.current.has(closed.pauseId)) return;
       const pause = pausesRef.current.find((p) => p.pauseId === closed.pauseId);
       if (pause === undefined) return;
       const text = closedText(pause, closed);
-      remove(closed.pauseId, { pause, text });
+      remove(closed.pauseId, { pause, text }, false);
       announce(text);
     });
     const timer = setInterval(() => setNow(Date.now()), 30_000);
@@ -111,14 +126,19 @@ function Inbox(props: { readonly title: string }) {
     };
   }, [remove]);
 
+  const onSending = useCallback((pauseId: string, sending: boolean) => {
+    if (sending) answeredHere.current.add(pauseId);
+    else answeredHere.current.delete(pauseId);
+  }, []);
+
   const onAnswered = useCallback(
     (pause: InboxPause, said: string, outcome: Outcome) => {
       answeredHere.current.add(pause.pauseId);
       const text =
         outcome.outcome === "recorded"
-          ? `${said}: ${pause.tool}.`
-          : `${pause.tool} was already ${outcome.resolution ?? "closed"}${outcome.by === undefined ? "" : ` by ${outcome.by}`}; nothing changed.`;
-      remove(pause.pauseId, { pause, text });
+          ? `${said}: ${pauseName(pause)}.`
+          : `${pauseName(pause)} was already ${outcome.resolution ?? "closed"}${outcome.by === undefined ? "" : ` by ${outcome.by}`}; nothing changed.`;
+      remove(pause.pauseId, { pause, text }, true);
       announce(text);
     },
     [remove],
@@ -188,7 +208,7 @@ function Inbox(props: { readonly title: string }) {
             <ul class="pauses" aria-labelledby="pending">
               {shown.map((pause) => (
                 <li key={pause.pauseId}>
-                  <PauseCard pause={pause} now={now} onAnswered={onAnswered} />
+                  <PauseCard pause={pause} now={now} onSending={onSending} onAnswered={onAnswered} />
                 </li>
               ))}
             </ul>

@@ -60,9 +60,11 @@ function issuesOf(
 export function PauseCard(props: {
   readonly pause: InboxPause;
   readonly now: number;
+  /** Called before an answer is sent (true) and when it failed (false). */
+  readonly onSending: (pauseId: string, sending: boolean) => void;
   readonly onAnswered: Answered;
 }) {
-  const { pause, onAnswered } = props;
+  const { pause, onAnswered, onSending } = props;
   const id = `p${pause.pauseId}`;
   const argFields = useMemo(() => fieldsOf(pause.schemas.arguments), [pause]);
   const answerFields = useMemo(
@@ -108,10 +110,12 @@ export function PauseCard(props: {
   const send = async (body: Record<string, unknown>, said: string, names: readonly string[] = []) => {
     setBusy(true);
     setMessage(undefined);
+    onSending(pause.pauseId, true);
     try {
       const outcome = await answerPause(pause.pauseId, body);
       onAnswered(pause, said, outcome);
     } catch (error) {
+      onSending(pause.pauseId, false);
       if (!(error instanceof ProblemError)) {
         setMessage(`The answer could not be sent: ${(error as Error).message}. Try again.`);
       } else {

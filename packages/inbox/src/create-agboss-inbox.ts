@@ -153,7 +153,7 @@ export function createAgbossInbox(app: App, options: AgbossInboxOptions): Hono {
         };
         await stream.write("retry: 2000\n\n");
         send("snapshot", { pauses: first });
-        const unsubscribe = watch.subscribe(caller, (event) => send(event.type, event.data));
+        const unsubscribe = watch.subscribe(caller, first, (event) => send(event.type, event.data));
         const closed = new Promise<void>((resolve) => stream.onAbort(resolve));
         while (!stream.aborted && !stream.closed) {
           await Promise.race([stream.sleep(KEEPALIVE_MS / 3), closed]);

@@ -13,8 +13,8 @@ type Listener = (event: InboxEvent) => void;
 
 interface Watched {
   readonly caller: CheckedCaller;
-  readonly listeners: Set<Listener>;
-  last: Map<string, InboxPause> | undefined;
+  /** Each listener with the pauses it knows of: the list it was sent first, then each read's. */
+  readonly listeners: Map<Listener, Set<string>>;
   timer: ReturnType<typeof setTimeout> | undefined;
   polling: Promise<void> | undefined;
 }
@@ -38,16 +38,19 @@ export class PauseWatch {
     return (await pendingPauses(this.#context, caller)).map((p) => this.#context.views.view(p));
   }
 
-  /** Calls `listener` with every change to the caller's pauses until the returned function is called. */
-  subscribe(caller: CheckedCaller, listener: Listener): () => void {
+  /**
+   * Calls `listener` with every change to the caller's pauses since `known` (the list it was sent), until
+   * the returned function is called.
+   */
+  subscribe(caller: CheckedCaller, known: readonly InboxPause[], listener: Listener): () => void {
     const key = JSON.stringify(caller);
     let watched = this.#watched.get(key);
     if (watched === undefined) {
-      watched = { caller, listeners: new Set(), last: undefined, timer: undefined, polling: undefined };
+      watched = { caller, listeners: new Map(), timer: undefined, polling: undefined };
       this.#watched.set(key, watched);
-      this.#schedule(watched, 0);
+      this.#schedule(watched, this.#context.pollIntervalMs);
     }
-    watched.listeners.add(listener);
+    watched.listeners.set(listener, new Set(known.map((p) => p.pauseId)));
     const entry = watched;
     return () => {
       entry.listeners.delete(listener);
@@ -96,20 +99,28 @@ export class PauseWatch {
       });
       return;
     }
-    const before = watched.last;
-    watched.last = now;
-    if (before === undefined) return;
-    const events: InboxEvent[] = [];
-    for (const [pauseId, pause] of now) {
-      if (!before.has(pauseId)) events.push({ type: "asked", data: { pause } });
+    const closedOnes = new Map<string, Promise<InboxClosed>>();
+    for (const [listener, known] of watched.listeners) {
+      const events: InboxEvent[] = [];
+      for (const [pauseId, pause] of now) {
+        if (!known.has(pauseId)) events.push({ type: "asked", data: { pause } });
+      }
+      for (const pauseId of known) {
+        if (now.has(pauseId)) continue;
+        let closed = closedOnes.get(pauseId);
+        if (closed === undefined) {
+          closed = this.#closed(watched.caller, pauseId);
+          closedOnes.set(pauseId, closed);
+        }
+        const found = await closed;
+        // Still pending: only pushed out of the newest maxPauses; the page keeps it.
+        if (found.status !== "pending") events.push({ type: "closed", data: found });
+      }
+      // A listener that left while the store was read is told nothing more.
+      if (!watched.listeners.has(listener)) continue;
+      watched.listeners.set(listener, new Set(now.keys()));
+      for (const event of events) listener(event);
     }
-    for (const pauseId of before.keys()) {
-      if (now.has(pauseId)) continue;
-      const closed = await this.#closed(watched.caller, pauseId);
-      // Still pending: only pushed out of the newest maxPauses; the page keeps it.
-      if (closed.status !== "pending") events.push({ type: "closed", data: closed });
-    }
-    for (const event of events) for (const listener of watched.listeners) listener(event);
   }
 
   async #closed(caller: CheckedCaller, pauseId: string): Promise<InboxClosed> {
