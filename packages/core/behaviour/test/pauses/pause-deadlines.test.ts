@@ -331,6 +331,25 @@ onEachBackendAndPostgres(
       store,
     }) => {
       const [one, two] = apps as [App, App];
+      // Both sweeps read their page of due deadlines before either acts on it: a real race for every
+      // deadline, decided by the store's claim (without this, one sweep could finish before the other starts).
+      const list = store.pauses.listDueDeadlines.bind(store.pauses);
+      let arrived: (() => void)[] = [];
+      vi.spyOn(store.pauses, "listDueDeadlines").mockImplementation(async (args) => {
+        const page = await list(args);
+        if (page.length > 0) {
+          await new Promise<void>((resolve) => {
+            arrived.push(resolve);
+            const release = () => {
+              for (const go of arrived) go();
+              arrived = [];
+            };
+            if (arrived.length === 2) release();
+            else setTimeout(release, 2_000);
+          });
+        }
+        return page;
+      });
       const t0 = clock.now();
       await ask(one, mockLlm, "t-race-1", [BuyTool, TOASTER]);
       await ask(two, mockLlm, "t-race-2", [BuyTool, { item: "kettle", amountCents: 3_000 }]);
