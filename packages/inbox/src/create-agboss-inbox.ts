@@ -90,10 +90,11 @@ export function createAgbossInbox(app: App, options: AgbossInboxOptions): Hono {
       }
     };
 
+  const page = (c: Context, base: string) =>
+    c.html(pageHtml({ title: context.title, base }), 200, PAGE_HEADERS);
   inbox.get("/", (c) => {
     const path = new URL(c.req.url).pathname;
-    const base = path.endsWith("/") ? path : `${path}/`;
-    return c.html(pageHtml({ title: context.title, base }), 200, PAGE_HEADERS);
+    return page(c, path.endsWith("/") ? path : `${path}/`);
   });
   inbox.get("/assets/:name", async (c) => {
     const found = asset(c.req.param("name"));
@@ -167,5 +168,11 @@ export function createAgbossInbox(app: App, options: AgbossInboxOptions): Hono {
       });
     }),
   );
+  // The mount path with a trailing slash (`/inbox/`) serves the page too; routers match it apart.
+  inbox.get("/*", (c) => {
+    const path = new URL(c.req.url).pathname;
+    const mount = c.req.routePath.replace(/\/\*$/, "");
+    return path === `${mount}/` ? page(c, path) : c.notFound();
+  });
   return root;
 }

@@ -121,6 +121,12 @@ describe("the inbox in Chromium, two instances behind a balancer", () => {
     expect(await assess.textContent()).toContain("Enter a whole number.");
     await assess.getByLabel("refundCents").fill("700");
     await assess.getByLabel("restock").check();
+    await assess.getByLabel("condition").selectOption("broken");
+    await assess.getByRole("button", { name: "Send answer" }).click();
+    // The page's schema has no rule across fields; the server's DTO refuses it, and the page marks the field.
+    await expect.poll(() => assess.getByLabel("restock").getAttribute("aria-invalid")).toBe("true");
+    expect(await assess.textContent()).toContain("a broken item cannot be restocked");
+    expect(await card(page, "assess-tool").count()).toBe(1);
     await assess.getByLabel("condition").selectOption("cracked");
     await assess.getByLabel("note (optional)").fill("lid cracked");
     await assess.getByRole("button", { name: "Send answer" }).click();

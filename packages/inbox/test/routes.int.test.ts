@@ -166,3 +166,25 @@ describe("answers", () => {
     }
   });
 });
+
+describe("the page", () => {
+  test("is served at the mount path with and without its slash, with its files and a strict policy", async () => {
+    for (const path of ["/inbox", "/inbox/"]) {
+      const res = await fetch(`${one.url}${path}`);
+      expect([path, res.status]).toEqual([path, 200]);
+      expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+      const html = await res.text();
+      expect(html).toContain('<base href="/inbox/">');
+      expect(html).toContain("<title>Inbox · ops-desk-application</title>");
+    }
+    const script = await fetch(`${one.url}/inbox/assets/inbox.js`);
+    expect(script.headers.get("content-type")).toContain("text/javascript");
+    const etag = script.headers.get("etag") ?? "";
+    expect(
+      (await fetch(`${one.url}/inbox/assets/inbox.js`, { headers: { "if-none-match": etag } })).status,
+    ).toBe(304);
+    for (const path of ["/inbox/assets/nope.js", "/inbox/elsewhere/"]) {
+      expect([path, (await fetch(`${one.url}${path}`)).status]).toEqual([path, 404]);
+    }
+  });
+});
