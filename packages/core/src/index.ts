@@ -107,7 +107,11 @@ export {
   ToolTimeoutError,
 } from "./errors/runtime-errors.js";
 export { AgentFailedError, StepFailedError } from "./errors/step-failed-error.js";
-export { ExecutionEndedError, ExecutionInterruptedError } from "./execution/execution-errors.js";
+export {
+  ExecutionAbortedError,
+  ExecutionEndedError,
+  ExecutionInterruptedError,
+} from "./execution/execution-errors.js";
 export type {
   ExecutionErrorEvent,
   ExecutionEvents,

@@ -18,6 +18,7 @@ export const ErrorCode = {
   ExecutionCancelled: "execution.cancelled",
   ExecutionFailed: "execution.failed",
   ExecutionInterrupted: "execution.interrupted",
+  ExecutionAborted: "execution.aborted",
   ExecutionIdTaken: "execution.id-taken",
   BranchWithdrawn: "branch.withdrawn",
   JoinDeadline: "join.deadline",
