@@ -280,10 +280,15 @@ export function PauseCard(props: {
                 id={`${id}-reply`}
                 rows={2}
                 aria-invalid={errors.reply !== undefined ? "true" : undefined}
+                aria-describedby={errors.reply !== undefined ? `${id}-reply-error` : undefined}
                 value={inputs.reply ?? ""}
                 onInput={(e) => setInput("reply", (e.currentTarget as HTMLTextAreaElement).value)}
               />
-              {errors.reply !== undefined && <p class="error">{errors.reply}</p>}
+              {errors.reply !== undefined && (
+                <p id={`${id}-reply-error`} class="error">
+                  {errors.reply}
+                </p>
+              )}
             </div>
           )}
           {mode === "override" && (
