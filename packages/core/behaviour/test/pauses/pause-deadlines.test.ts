@@ -17,6 +17,7 @@ import { describe, expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   BuyTool,
+  CapexTool,
   PurchaseAgent,
   PurchaseApplication,
   PurchaseDesk,
@@ -28,6 +29,7 @@ import {
   TestClerkApprovalChannel,
   TestManagerApprovalChannel,
   TestPriceQuestionChannel,
+  TestSupervisorApprovalChannel,
 } from "../../src/fixtures/deadline-app.js";
 import { ScriptedModelProvider } from "../../src/fixtures/refund-app.js";
 
@@ -268,6 +270,41 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
     expect(desk.bought).toEqual([{ item: "kettle", amountCents: 100 }, TOASTER]);
   });
 
+  test("an escalation chain of three roles: each level is asked once, the clerk's own expiry is counted from the clerk's question and carried to the manager", async ({
+    app,
+    mockLlm,
+    clock,
+    store,
+  }) => {
+    const desk = app.get(PurchaseDesk);
+    const t0 = clock.now();
+    await ask(app, mockLlm, "t-chain", [CapexTool, TOASTER]);
+    await sweepAt(store, clock, t0 + hours(6).milliseconds);
+    expect(desk.asked.map((a) => a.role)).toEqual(["supervisor", "clerk"]);
+    const clerk = await store.pauses.findByTenantIdAndPauseId("acme", desk.pauseOf("clerk"));
+    expect(clerk?.askedAt).toBeGreaterThanOrEqual(t0 + hours(6).milliseconds);
+    expect(clerk?.expiresAt).toBe((clerk?.askedAt as number) + days(3).milliseconds);
+    await sweepAt(store, clock, t0 + hours(6).milliseconds + days(2).milliseconds);
+    expect(desk.asked.map((a) => a.role)).toEqual(["supervisor", "clerk", "manager"]);
+    expect(desk.withdrawn.map((w) => [w.role, w.resolution])).toEqual([
+      ["supervisor", "escalated"],
+      ["clerk", "escalated"],
+    ]);
+    const managerPause = await store.pauses.findByTenantIdAndPauseId("acme", desk.pauseOf("manager"));
+    expect(managerPause?.expiresAt).toBe(clerk?.expiresAt);
+    const done = await app.resume(
+      { pauseId: desk.pauseOf("manager"), decision: { approved: true } },
+      { ...manager, record: true },
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(desk.bought).toEqual([TOASTER]);
+    expect(done.record?.pauses.map((p) => [p.role, p.resolution, p.escalatedTo])).toEqual([
+      ["purchase-supervisor-approval-channel", "escalated", "purchase-clerk-approval-channel"],
+      ["purchase-clerk-approval-channel", "escalated", "purchase-manager-approval-channel"],
+      ["purchase-manager-approval-channel", "replied", undefined],
+    ]);
+  });
+
   test("the escalation survives restarts: asked on one app, escalated by a second, answered on a third", async ({
     app,
     mockLlm,
@@ -381,6 +418,7 @@ onEachBackendAndPostgres(
     TestClerkApprovalChannel,
     TestManagerApprovalChannel,
     TestPriceQuestionChannel,
+    TestSupervisorApprovalChannel,
   ],
   pauseRecordRetention: hours(1),
 })
