@@ -28,6 +28,8 @@ function closedText(pause: InboxPause, closed: InboxClosed): string {
   if (closed.resolution === "withdrawn") return `${name} was withdrawn${at}: it is no longer needed.`;
   if (closed.resolution === "cancelled") return `${name} was cancelled${at}.`;
   if (closed.by !== undefined) return `${name} was answered by ${closed.by}${at}.`;
+  if (closed.resolution !== undefined && closed.resolution !== "replied" && closed.resolution !== "decided")
+    return `${name} closed (${closed.resolution})${at}.`;
   return `${name} was answered${at}.`;
 }
 

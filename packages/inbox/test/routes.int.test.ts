@@ -51,6 +51,16 @@ describe("the list", () => {
     expect(mia[0]?.schemas.arguments).toMatchObject({ properties: { cardNumber: { "x-sensitive": true } } });
   });
 
+  test("shows at most maxPauses, the newest", async () => {
+    const narrow = await startInstance(store, { maxPauses: 1 });
+    try {
+      const { body } = await call(narrow.url, "/inbox/api/pauses", { as: "dana" });
+      expect((body.pauses as InboxPause[]).map((p) => p.tool)).toEqual(["assess-tool"]);
+    } finally {
+      await narrow.close();
+    }
+  });
+
   test("shows another tenant nothing of this one, and asks a stranger to sign in", async () => {
     expect(await pausesOf("globex")).toEqual([]);
     const anonymous = await call(one.url, "/inbox/api/pauses");
@@ -107,6 +117,15 @@ describe("answers", () => {
       tool: "refund-tool",
       args: { orderId: "ord_1", amountCents: 1900, cardNumber: "4242424242424242" },
     });
+    // The manager who answered may read the execution's trail; its owner's other threads stay hers.
+    const trail = await call(one.url, `/inbox/api/executions/${refund?.executionId}`, { as: "mia" });
+    expect(trail.body.entries).toMatchObject([
+      {
+        tool: "refund-tool",
+        responder: "mia",
+        decision: { approved: true, overrideArguments: { amountCents: 1900, cardNumber: "***" } },
+      },
+    ]);
     const again = await call(one.url, url, { as: "mia", body: { decision: { approved: false } } });
     expect(again).toMatchObject({
       status: 200,
