@@ -91,7 +91,7 @@ export function createAgbossInbox(app: App, options: AgbossInboxOptions): Hono {
     };
 
   const page = (c: Context, base: string) =>
-    c.html(pageHtml({ title: context.title, base }), 200, PAGE_HEADERS);
+    c.html(pageHtml({ title: context.title, base: options.publicPath ?? base }), 200, PAGE_HEADERS);
   inbox.get("/", (c) => {
     const path = new URL(c.req.url).pathname;
     return page(c, path.endsWith("/") ? path : `${path}/`);

@@ -38,6 +38,12 @@ export function inboxContext(app: App, options: AgbossInboxOptions): InboxContex
       if (tool.channel?.answeredBy === PauseAnswerer.Channel) channelRoles.add(tool.channel.name);
     }
   }
+  if (options.publicPath !== undefined && !/^\/(?:.*\/)?$/.test(options.publicPath))
+    throw inboxError(
+      500,
+      InboxErrorCode.BadOption,
+      `createAgbossInbox: publicPath must start and end with "/", like "/inbox/", not "${options.publicPath}".`,
+    );
   return {
     app,
     options,

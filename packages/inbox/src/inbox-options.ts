@@ -33,6 +33,12 @@ export interface AgbossInboxOptions {
   readonly title?: string;
   /** A path prefix for every route, when the handler is not mounted by your router. */
   readonly basePath?: string;
+  /**
+   * The path the browser reaches the page at, ending in `/`, when a framework strips the mount path
+   * before the handler sees it (Express's `app.use("/inbox", …)`): `"/inbox/"`. Default: the path of
+   * the page's request, which is right wherever the handler sees the whole path (Hono, Fastify, Next.js).
+   */
+  readonly publicPath?: string;
   /** The largest answer body accepted, in bytes. Default 64 KiB. */
   readonly maxBodyBytes?: number;
 }

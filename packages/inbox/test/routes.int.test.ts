@@ -1,8 +1,16 @@
 import { PauseStatus } from "@agboss/core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { InboxPause } from "../src/index.js";
+import { createAgbossInbox, type InboxPause } from "../src/index.js";
 import { OpsLedger } from "./fixtures/ops-desk.js";
-import { ask, call, type Instance, openTestStore, startInstance, type TestStore } from "./harness.js";
+import {
+  ask,
+  call,
+  cookieCaller,
+  type Instance,
+  openTestStore,
+  startInstance,
+  type TestStore,
+} from "./harness.js";
 
 let store: TestStore;
 let one: Instance;
@@ -205,5 +213,14 @@ describe("the page", () => {
     for (const path of ["/inbox/assets/nope.js", "/inbox/elsewhere/"]) {
       expect([path, (await fetch(`${one.url}${path}`)).status]).toEqual([path, 404]);
     }
+  });
+
+  test("names where the browser reaches it when a framework strips the mount path (Express)", async () => {
+    const stripped = createAgbossInbox(one.app, { authenticate: cookieCaller, publicPath: "/tools/inbox/" });
+    const html = await (await stripped.request("/")).text();
+    expect(html).toContain('<base href="/tools/inbox/">');
+    expect(() => createAgbossInbox(one.app, { authenticate: cookieCaller, publicPath: "tools" })).toThrow(
+      /publicPath must start and end with "\/"/,
+    );
   });
 });
