@@ -7,11 +7,14 @@ import {
   ExecutionStatus,
   hours,
   NotPausedError,
+  type PauseRecord,
   PauseResolution,
   PauseStatus,
   replyWith,
   type Store,
+  type StoredExecution,
 } from "@agboss/core";
+import { LEASE_TTL_MS } from "@agboss/core/internal";
 import { type ModelScript, type TestClock, testWith } from "@agboss/testing";
 import { describe, expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
@@ -303,6 +306,59 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
       ["purchase-clerk-approval-channel", "escalated", "purchase-manager-approval-channel"],
       ["purchase-manager-approval-channel", "replied", undefined],
     ]);
+  });
+
+  test("a holder that died after storing the manager's pause, before sending it: recovery sends it once, with the same pauseId, and the step goes on from it", async ({
+    app,
+    mockLlm,
+    clock,
+    store,
+  }) => {
+    const t0 = clock.now();
+    const paused = await ask(app, mockLlm, "t-unsent", [BuyTool, TOASTER]);
+    const desk = app.get(PurchaseDesk);
+    const clerk = (await store.pauses.findByTenantIdAndPauseId("acme", desk.pauseOf("clerk"))) as PauseRecord;
+    // What the dead holder left: the clerk's pause escalated and taken under its lease, the manager's
+    // pause stored but not sent, the tree recorded as running.
+    const now = t0 + days(2).milliseconds;
+    clock.set(now);
+    const lease = await store.leases.acquire({
+      key: "acme/t-unsent",
+      holder: "dead",
+      now,
+      ttlMs: LEASE_TTL_MS,
+    });
+    if (lease === undefined) throw new Error("the tree's lease is held");
+    const escalatedTo = "purchase-manager-approval-channel";
+    await store.pauses.resolve("acme", clerk.pauseId, { escalatedTo }, now, {
+      resolution: PauseResolution.Escalated,
+    });
+    await store.pauses.take("acme", clerk.pauseId, { at: now }, lease);
+    await store.pauses.findOrCreate(
+      {
+        ...clerk,
+        pauseId: "manager-pause-of-the-dead-holder",
+        idempotencyKey: `${clerk.idempotencyKey}#escalation-1`,
+        channel: escalatedTo,
+        isSent: false,
+        askedAt: now,
+        deadline: { at: now + hours(12).milliseconds, reminders: 0 },
+      },
+      lease,
+    );
+    const stored = await store.executions.findByTenantIdAndExecutionId("acme", paused.executionId);
+    await store.executions.save({ ...(stored as StoredExecution), status: ExecutionStatus.Running }, lease);
+
+    await sweepAt(store, clock, now + LEASE_TTL_MS + 1);
+    await vi.waitFor(() => expect(desk.asked.map((a) => a.role)).toEqual(["clerk", "manager"]));
+    expect(desk.pauseOf("manager")).toBe("manager-pause-of-the-dead-holder");
+    const done = await app.resume(
+      { pauseId: "manager-pause-of-the-dead-holder", decision: { approved: true } },
+      manager,
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(desk.bought).toEqual([TOASTER]);
+    expect(desk.asked.map((a) => a.role)).toEqual(["clerk", "manager"]);
   });
 
   test("the escalation survives restarts: asked on one app, escalated by a second, answered on a third", async ({
