@@ -2,7 +2,7 @@ import { LogLevel } from "@agboss/core";
 import type { CheckedCaller } from "./inbox-caller.js";
 import type { InboxContext } from "./inbox-context.js";
 import type { InboxClosed, InboxEvents, InboxPause } from "./inbox-types.js";
-import { pendingPauses } from "./pending-pauses.js";
+import { pendingPauses, RoleLists } from "./pending-pauses.js";
 
 /** @internal One event of the stream. */
 export type InboxEvent =
@@ -28,14 +28,24 @@ interface Watched {
 export class PauseWatch {
   readonly #context: InboxContext;
   readonly #watched = new Map<string, Watched>();
+  readonly #roleLists: RoleLists;
 
   constructor(context: InboxContext) {
     this.#context = context;
+    // Half an interval: every person's read in one round shares a role's list, the next round reads anew.
+    this.#roleLists = new RoleLists(Math.max(1, Math.floor(context.pollIntervalMs / 2)));
   }
 
-  /** The caller's pending pauses as the page shows them, newest first. */
+  /** The caller's pending pauses as the page shows them, newest first, read from the store now. */
   async list(caller: CheckedCaller): Promise<InboxPause[]> {
     return (await pendingPauses(this.#context, caller)).map((p) => this.#context.views.view(p));
+  }
+
+  /** The same, sharing each role's read with the other people watching it. */
+  async #watchedList(caller: CheckedCaller): Promise<InboxPause[]> {
+    return (await pendingPauses(this.#context, caller, this.#roleLists)).map((p) =>
+      this.#context.views.view(p),
+    );
   }
 
   /**
@@ -63,6 +73,7 @@ export class PauseWatch {
 
   /** Reads every watched list now: something changed through this instance. */
   refresh(tenantId: string): void {
+    this.#roleLists.forget(tenantId);
     for (const watched of this.#watched.values()) {
       if (watched.caller.tenantId === tenantId) this.#schedule(watched, 0);
     }
@@ -87,7 +98,7 @@ export class PauseWatch {
   async #poll(watched: Watched): Promise<void> {
     let now: Map<string, InboxPause>;
     try {
-      now = new Map((await this.list(watched.caller)).map((p) => [p.pauseId, p]));
+      now = new Map((await this.#watchedList(watched.caller)).map((p) => [p.pauseId, p]));
     } catch (error) {
       const { logger, clock } = this.#context.internals;
       logger.log({
