@@ -7,7 +7,6 @@ import {
   ExecutionStatus,
   hours,
   NotPausedError,
-  type PauseRecord,
   PauseResolution,
   PauseStatus,
   replyWith,
@@ -15,6 +14,7 @@ import {
   type StoredExecution,
 } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
+import type { PauseRecord } from "@agboss/core/store";
 import { type ModelScript, type TestClock, testWith } from "@agboss/testing";
 import { describe, expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
