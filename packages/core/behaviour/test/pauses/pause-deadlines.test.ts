@@ -11,10 +11,9 @@ import {
   PauseStatus,
   replyWith,
   type Store,
-  type StoredExecution,
 } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
-import type { PauseRecord } from "@agboss/core/store";
+import type { PauseRecord, StoredExecution } from "@agboss/core/store";
 import { type ModelScript, type TestClock, testWith } from "@agboss/testing";
 import { describe, expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
