@@ -225,6 +225,16 @@ describe("the inbox in Chromium, two instances behind a balancer", () => {
     await context.close();
   });
 
+  test("asks a person who is not signed in to sign in", async () => {
+    const context = await browser.newContext();
+    context.setDefaultTimeout(5_000);
+    const page = await context.newPage();
+    await page.goto(`${lb.url}/inbox/`);
+    await expect.poll(() => page.locator(".connection").textContent()).toBe("Signed out");
+    expect(await page.getByRole("alert").textContent()).toContain("You are not signed in.");
+    await context.close();
+  });
+
   test("reads on a phone", async () => {
     await ask(a.app, "deploy web 2.0.1", "deploy:web");
     await ask(b.app, "assess ord_8", "damage:ord_8");
