@@ -25,6 +25,7 @@ import { sensitiveValuesOf } from "../pii/sensitive-values.js";
 import type { PauseEntry } from "../records/pause-entry.js";
 import { piiPoliciesOf } from "../services/pii-policies.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import { pauseAttributes, spanOf, traced } from "../services/tracing.js";
 import type { Fence } from "../store/fence.js";
 import { toMilliseconds } from "../time/duration.js";
 
@@ -191,13 +192,22 @@ export async function tellWithdrawn(
   pause: PauseRecord,
   resolution: PauseWithdrawalResolution,
 ): Promise<void> {
-  await callChannel(services, pause, "withdraw", (kind) => ({
-    pauseId: pause.pauseId,
-    kind,
-    value: pause.ask,
-    resolution,
-    ref: pause.channelRef as ChannelRef | undefined,
-  }));
+  await traced(
+    services.tracing,
+    spanOf(ExecutionContext.current()),
+    {
+      name: `agboss.pause.withdraw ${pause.channel}`,
+      attributes: { ...pauseAttributes(pause), "agboss.pause.resolution": resolution },
+    },
+    () =>
+      callChannel(services, pause, "withdraw", (kind) => ({
+        pauseId: pause.pauseId,
+        kind,
+        value: pause.ask,
+        resolution,
+        ref: pause.channelRef as ChannelRef | undefined,
+      })),
+  );
 }
 
 /**

@@ -45,6 +45,7 @@ import type { ExecutionRecord } from "../records/execution-record.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import { rememberExecutionBudget } from "../services/budget-guard.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import { pauseAttributes } from "../services/tracing.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { Store } from "../store/store.js";
 
@@ -322,8 +323,8 @@ export class App {
     // Read as the caller passed it: a missing credential is phase 1's DtoValidationError.
     const signal = signalOf("app.resume", "ResumeOptions", options);
     // Phase 2 starts in phase 1's commit when the tree's lease is free: taken and the tree marked running.
-    const { resolved, responder, claimed } = await recordAnswer(this.#services, request, options, (r) =>
-      this.#claim(r),
+    const { resolved, responder, claimed } = await this.#answerTraced(() =>
+      recordAnswer(this.#services, request, options, (r) => this.#claim(r)),
     );
     const withRecord = options.record === true;
     if (claimed !== undefined)
@@ -369,7 +370,9 @@ export class App {
   ): Promise<AnswerReceipt> {
     this.#assertOpen();
     const signal = signalOf("app.answer", "AnswerOptions", options);
-    const { resolved, responder } = await recordAnswer(this.#services, request, options);
+    const { resolved, responder } = await this.#answerTraced(() =>
+      recordAnswer(this.#services, request, options),
+    );
     const { tenantId } = resolved;
     const moving = (async () => {
       const lease = await this.#leases.acquireWaiting(`${tenantId}/${resolved.threadId}`, () =>
@@ -396,6 +399,21 @@ export class App {
       executionId: resolved.executionId,
       resolvedAt: new Date(resolved.resolvedAt ?? this.#services.clock.now()).toISOString(),
     };
+  }
+
+  /** Phase 1 in a span of its own (`agboss.pause.answer`), when the application traces. */
+  async #answerTraced<T extends { readonly resolved: PauseRecord }>(record: () => Promise<T>): Promise<T> {
+    const span = this.#services.tracing?.start("agboss.pause.answer", {});
+    if (span === undefined) return record();
+    try {
+      const recorded = await span.run(record);
+      span.set(pauseAttributes(recorded.resolved));
+      span.end();
+      return recorded;
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
   }
 
   /** Resolves when the trees this process moves in the background after {@link answer} have all moved. */

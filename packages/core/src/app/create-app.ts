@@ -7,6 +7,7 @@ import type { ExecutionEvents } from "../execution/execution-events.js";
 import { ConsoleLogger, type Logger, LogLevel } from "../logging/logger.js";
 import { ModelRegistry } from "../models/model-registry.js";
 import { loadInterpreterPrompts } from "../services/interpreter-prompts.js";
+import { loadTracing } from "../services/tracing.js";
 import type { Store, StoreFactory } from "../store/store.js";
 import { type Clock, SystemClock } from "../time/clock.js";
 import { hours, toMilliseconds } from "../time/duration.js";
@@ -25,6 +26,12 @@ export interface CreateAppOptions {
   readonly logger?: Logger;
   /** Providers added to (or replacing) the application's, e.g. a different channel in tests. */
   readonly providers?: ApplicationOptions["providers"];
+  /**
+   * Report OpenTelemetry spans (an execution's pass, each step, model and tool call, each pause's ask,
+   * answer and withdrawal) through `@opentelemetry/api`, when the application has it installed.
+   * Default `true`; without the package nothing is loaded or built.
+   */
+  readonly tracing?: boolean;
   /** @internal Used by the testing kit: every model id counts as served. */
   readonly modelsScripted?: boolean;
 }
@@ -66,8 +73,9 @@ export async function createApp(application: AnyClass, options: CreateAppOptions
   }
   const events = container.get(application) as ExecutionEvents;
   const env = options.env ?? process.env.AGBOSS_ENV ?? "dev";
+  const tracing = options.tracing === false ? undefined : await loadTracing();
   const app = new App({
-    internals: { container, models, clock, logger, store, assembled, env, interpreterPrompts },
+    internals: { container, models, clock, logger, store, assembled, env, interpreterPrompts, tracing },
     ownsStore,
     events,
   });

@@ -38,6 +38,8 @@ export interface ExecutionFrame {
    * Undefined when nobody listens, so a run that is not streamed builds no event.
    */
   readonly progress?: ((event: { readonly type: string }) => void) | undefined;
+  /** @internal The OpenTelemetry span this frame's spans nest under, when the run is traced. */
+  readonly traceSpan?: unknown;
   /** The parallel-launch branches the current step runs under, outermost first; undefined outside any. */
   readonly branch?:
     | {

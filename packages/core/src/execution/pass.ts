@@ -16,6 +16,7 @@ import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import { frameAttributes } from "../services/tracing.js";
 import { keepLeaseAlive } from "../services/tree-lease.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
@@ -88,6 +89,11 @@ export class TreeMover {
       );
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
+    const span = this.#services.tracing?.start(`agboss.execution ${tree.frame.workflow.name}`, {
+      ...frameAttributes(tree.frame),
+      "agboss.workflow_version": tree.frame.workflow.version,
+      "agboss.pass": first === CONTINUE ? "continue" : "start",
+    });
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
     let released = false;
     const pass: Pass = {
@@ -96,7 +102,7 @@ export class TreeMover {
       withRecord,
       controller,
       graph: this.#graphs.get(tree.flow.start.cls) as CompiledFlow,
-      frame: { ...tree.frame, signal: controller.signal, progress },
+      frame: { ...tree.frame, signal: controller.signal, progress, traceSpan: span },
       holdsLaunch: flowHoldsLaunch(
         tree.flow,
         (start) => this.#services.assembled.flows.get(start) as AssembledFlow,
@@ -115,9 +121,14 @@ export class TreeMover {
       },
     };
     try {
-      return await this.#run(pass, first);
+      const output = await this.#run(pass, first);
+      span?.set({ "agboss.execution.status": output.status });
+      span?.end();
+      return output;
     } catch (error) {
-      throw await this.#stopped(pass, error);
+      const thrown = await this.#stopped(pass, error);
+      span?.end(thrown);
+      throw thrown;
     } finally {
       signal?.removeEventListener("abort", onAbort);
       if (this.running.get(lease.key) === controller) this.running.delete(lease.key);

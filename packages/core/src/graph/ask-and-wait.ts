@@ -22,6 +22,7 @@ import type { PauseStep } from "../pauses/pause-step.js";
 import type { BranchPath } from "../records/branch-path.js";
 import { tellProgress } from "../services/progress.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import { frameAttributes, pauseAttributes, spanOf, traced } from "../services/tracing.js";
 import type { Fence } from "../store/fence.js";
 import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
@@ -363,12 +364,27 @@ async function send(asking: Asking, pause: PauseRecord): Promise<ChannelOutcome>
   const handler = services.container.get(channel.cls) as ChannelHandler;
   let outcome: unknown;
   try {
-    outcome = await ExecutionContext.run({ ...frame, step: request.step }, () =>
-      handler.send({
-        pauseId: pause.pauseId,
-        kind: kindOfChannel(channel),
-        value: ask,
-      }),
+    outcome = await traced(
+      services.tracing,
+      spanOf(frame),
+      {
+        name: `agboss.pause.ask ${channel.name}`,
+        attributes: {
+          ...frameAttributes(frame),
+          ...pauseAttributes(pause),
+          "agboss.channel": channel.name,
+          "gen_ai.tool.name": request.tool.name,
+          "gen_ai.tool.call.id": request.call.id,
+        },
+      },
+      () =>
+        ExecutionContext.run({ ...frame, step: request.step }, () =>
+          handler.send({
+            pauseId: pause.pauseId,
+            kind: kindOfChannel(channel),
+            value: ask,
+          }),
+        ),
     );
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

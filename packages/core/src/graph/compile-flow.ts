@@ -9,6 +9,7 @@ import { type ChildGraph, runChild } from "./child-execution.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
 import { inlineAgentStep, toolsNodeOf } from "./inline-agent.js";
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
+import { tracedNode } from "./step-span.js";
 
 /** Compiles a flow to a LangGraph graph on the store's checkpointer. @internal */
 export function compileFlow(
@@ -44,9 +45,15 @@ export function compileFlow(
     const inputOf = (state: FlowStateValue) =>
       previous === undefined ? state.run.input : state.run.outputs[previous.nodeId];
     if (step.kind === "parallel") {
-      graph.addNode(step.nodeId, launchNode(services, step));
-      graph.addNode(branchNodeOf(step.nodeId), branchNode(step, agentGraphOf, childOf));
-      graph.addNode(joinNodeOf(step.nodeId), joinNode(services, step));
+      graph.addNode(step.nodeId, tracedNode(services, step.nodeId, launchNode(services, step)));
+      graph.addNode(
+        branchNodeOf(step.nodeId),
+        tracedNode(services, branchNodeOf(step.nodeId), branchNode(step, agentGraphOf, childOf)),
+      );
+      graph.addNode(
+        joinNodeOf(step.nodeId),
+        tracedNode(services, joinNodeOf(step.nodeId), joinNode(services, step)),
+      );
       graph.addConditionalEdges(step.nodeId, launchRouter(step, inputOf), [
         branchNodeOf(step.nodeId),
         joinNodeOf(step.nodeId),
@@ -55,7 +62,7 @@ export function compileFlow(
       return;
     }
     if (step.kind === "workflow") {
-      graph.addNode(step.nodeId, async (state: FlowStateValue): Promise<FlowStateUpdate> => {
+      const node = async (state: FlowStateValue): Promise<FlowStateUpdate> => {
         const parent = ExecutionContext.current() as ExecutionFrame;
         const child = childOf(step.start);
         const childId = `${parent.executionId}/${step.nodeId}`;
@@ -65,7 +72,8 @@ export function compileFlow(
           branch: parent.branch,
         });
         return { run: { outputs: { [step.nodeId]: done.output }, children: { [childId]: done.summary } } };
-      });
+      };
+      graph.addNode(step.nodeId, tracedNode(services, step.nodeId, node));
       return;
     }
     const agentStep = inlineAgentStep(services, {
@@ -74,8 +82,8 @@ export function compileFlow(
       inputOf,
       next: nextOf(index),
     });
-    graph.addNode(step.nodeId, agentStep.model);
-    graph.addNode(toolsNodeOf(step.nodeId), agentStep.tools);
+    graph.addNode(step.nodeId, tracedNode(services, step.nodeId, agentStep.model));
+    graph.addNode(toolsNodeOf(step.nodeId), tracedNode(services, toolsNodeOf(step.nodeId), agentStep.tools));
     graph.addConditionalEdges(step.nodeId, agentStep.route, agentStep.destinations);
     graph.addEdge(toolsNodeOf(step.nodeId), step.nodeId);
   });

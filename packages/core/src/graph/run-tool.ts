@@ -5,6 +5,7 @@ import { maskWith } from "../dto/sensitive.js";
 import { ToolTimeoutError } from "../errors/runtime-errors.js";
 import { streamErrorOf, tellProgress } from "../services/progress.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import { frameAttributes, spanOf } from "../services/tracing.js";
 import { toMilliseconds } from "../time/duration.js";
 
 /**
@@ -54,9 +55,23 @@ export async function runTool(
       ...named,
       arguments: maskWith(tool.options.input.schema, input),
     }));
-    const running = frame === undefined ? call() : ExecutionContext.run(frame, call);
+    const span = services.tracing?.start(
+      `execute_tool ${tool.name}`,
+      {
+        ...frameAttributes(outer),
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool.name,
+        "gen_ai.tool.call.id": step.callId,
+        "agboss.agent": step.agent,
+        "agboss.step.node_id": step.nodeId,
+      },
+      spanOf(outer),
+    );
+    const inSpan = span === undefined ? call : () => span.run(call);
+    const running = frame === undefined ? inSpan() : ExecutionContext.run(frame, inSpan);
     try {
       const output = await Promise.race([running, timedOut]);
+      span?.end();
       tellProgress(services, outer, () => ({
         type: "tool.returned",
         ...named,
@@ -64,6 +79,7 @@ export async function runTool(
       }));
       return output;
     } catch (error) {
+      span?.end(error);
       // A pass stopped from outside (cancelled, aborted, closed) is no failure of the tool.
       if (outer?.signal.aborted !== true) {
         tellProgress(services, outer, () => ({ type: "tool.failed", ...named, error: streamErrorOf(error) }));

@@ -11,6 +11,7 @@ import { type AppliedBudget, budgetsOf, chargeBudgets, checkBudgets } from "./bu
 import { piiPoliciesOf } from "./pii-policies.js";
 import { tellProgress } from "./progress.js";
 import type { RuntimeServices } from "./runtime-services.js";
+import { frameAttributes, spanOf } from "./tracing.js";
 
 /** Who a model call is made for: the budgets it counts against and the policies it reads through. @internal */
 export interface ModelCallScope {
@@ -64,18 +65,40 @@ async function spend<T extends { readonly usage?: ModelUsage }>(
   services: RuntimeServices,
   call: { scope: ModelCallScope; modelId: string },
   caller: string,
+  operation: "chat" | "decide",
   make: () => Promise<T>,
 ): Promise<T> {
   const budgets: AppliedBudget[] = await budgetsOf(services, call.scope);
   await checkBudgets(services, budgets, caller);
   let result: T;
+  const frame = ExecutionContext.current();
+  const span = services.tracing?.start(
+    `${operation} ${call.modelId}`,
+    {
+      ...frameAttributes(frame),
+      "agboss.execution_id": call.scope.executionId,
+      "agboss.root_execution_id": call.scope.rootExecutionId,
+      "agboss.tenant_id": call.scope.tenantId,
+      "agboss.workflow": call.scope.workflow,
+      "agboss.caller": caller,
+      "gen_ai.operation.name": operation,
+      "gen_ai.request.model": call.modelId,
+    },
+    spanOf(frame),
+  );
   try {
-    result = await make();
+    result = await (span === undefined ? make() : span.run(make));
   } catch (error) {
+    span?.end(error);
     await chargeBudgets(services, budgets, undefined);
     trace(services, call, { caller, usage: undefined, failed: true });
     throw error;
   }
+  span?.set({
+    "gen_ai.usage.input_tokens": result.usage?.inputTokens,
+    "gen_ai.usage.output_tokens": result.usage?.outputTokens,
+  });
+  span?.end();
   await chargeBudgets(services, budgets, result.usage);
   trace(services, call, { caller, usage: result.usage, failed: false });
   if (budgets.length > 0) {
@@ -138,7 +161,7 @@ export async function callChatModel(services: RuntimeServices, call: ModelCall):
       : frame?.progress === undefined
         ? call.request
         : { ...call.request, onText: textListener(services, frame, call) };
-  const response = await spend(services, call, caller, () => model.invoke(request));
+  const response = await spend(services, call, caller, "chat", () => model.invoke(request));
   const revealed = map === undefined ? response : revealResponse(map, response, caller);
   tellProgress(services, frame, () => ({
     type: "model.turn",
@@ -189,5 +212,5 @@ export async function callDecisionModel(
     caller,
   );
   const request = map === undefined ? call.request : { ...call.request, input: map.hide(call.request.input) };
-  return spend(services, call, caller, () => model.decide(request));
+  return spend(services, call, caller, "decide", () => model.decide(request));
 }

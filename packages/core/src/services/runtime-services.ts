@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { ModelRegistry } from "../models/model-registry.js";
 import type { Store } from "../store/store.js";
 import type { Clock } from "../time/clock.js";
+import type { Tracing } from "./tracing.js";
 
 /** What the graph's nodes need from the application. @internal */
 export interface RuntimeServices {
@@ -17,4 +18,6 @@ export interface RuntimeServices {
   readonly env: string;
   /** Each reply interpreter's instructions with its `promptUrls` read, when it has any. */
   readonly interpreterPrompts?: ReadonlyMap<AnyClass, string> | undefined;
+  /** OpenTelemetry spans, when `@opentelemetry/api` is installed; undefined otherwise. */
+  readonly tracing?: Tracing | undefined;
 }
