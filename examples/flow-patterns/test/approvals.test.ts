@@ -48,6 +48,10 @@ describe("the approvals example, driven through a terminal", () => {
     expect(text).toContain("• asked dana about refund-tool (thread desk:dana); it waits for the answer");
     expect(text).toContain("• asked dana about expense-tool (thread desk:dana); it waits for the answer");
     expect(text).toContain("status    paused: 2 questions wait for dana");
+    // The run's steps were shown while it worked, and so were the answered tools'.
+    expect(text).toContain("▶ office-workflow\n");
+    expect(text).toContain("  ⏸ refund-tool waits for ");
+    expect(session.text).toContain("  ⚙ expense-tool …\n  ✔ expense-tool returned");
     expect(text).toContain(
       "refund-tool (orderId=ord_1042, amountCents=12990, cardNumber=***) · thread desk:dana",
     );

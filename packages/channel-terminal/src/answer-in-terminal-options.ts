@@ -8,6 +8,11 @@ export interface AnswerInTerminalOptions extends QuestionsFor {
   readonly output?: NodeJS.WritableStream;
   /** Ask `app.resume` for the execution record (`result.record`, with its audit trail `pauses`). */
   readonly record?: boolean;
+  /**
+   * Show what the execution does after each answer while it works (the tools it runs, the questions it
+   * asks next), with `showProgress` over `app.streamResume`. Default `true`.
+   */
+  readonly progress?: boolean;
   /** Stops the session at the next prompt, as if the person had quit. */
   readonly signal?: AbortSignal;
 }

@@ -3,6 +3,7 @@ import {
   type DtoClass,
   DtoValidationError,
   PauseKind,
+  type ResumeRequest,
   type ToolCallApprovalDecisionDto,
   UninterpretableReplyError,
 } from "@agboss/core";
@@ -14,6 +15,7 @@ import { describeArguments, describeQuestion, describeResult, describeResumeErro
 import type { OpenQuestion } from "./open-question.js";
 import { openQuestions } from "./open-questions.js";
 import { promptOutput } from "./prompt-output.js";
+import { showProgress } from "./show-progress.js";
 import type { TerminalAnswer } from "./terminal-answer.js";
 import { type TerminalSession, TerminalSessionEnd } from "./terminal-session.js";
 
@@ -101,6 +103,11 @@ export async function answerInTerminal(app: App, options: AnswerInTerminalOption
   };
 
   const credential = { tenantId, ownerId, ...(options.record === true ? { record: true } : {}) };
+  /** Answers a pause, showing what the execution does meanwhile unless asked not to. */
+  const resume = (request: ResumeRequest) =>
+    options.progress === false
+      ? app.resume(request, credential)
+      : showProgress(app.streamResume(request, credential), { output });
   const ofCall = (question: OpenQuestion) => `${question.tool} (${describeArguments(question.arguments)})`;
 
   /** Words for the role's reply interpreter, asked again while it cannot read them; undefined: back. */
@@ -111,7 +118,7 @@ export async function answerInTerminal(app: App, options: AnswerInTerminalOption
       ).trim();
       if (reply === "") return undefined;
       try {
-        const result = await app.resume({ pauseId: question.pauseId, reply }, credential);
+        const result = await resume({ pauseId: question.pauseId, reply });
         return { decision: undefined, answer: undefined, reply, result };
       } catch (error) {
         if (!(error instanceof UninterpretableReplyError)) throw error;
@@ -146,7 +153,7 @@ export async function answerInTerminal(app: App, options: AnswerInTerminalOption
         const reason = (await inputPrompt({ message: "Why? (optional, Enter to skip)" }, context())).trim();
         decision = reason === "" ? { approved: false } : { approved: false, reason };
       }
-      const result = await app.resume({ pauseId: question.pauseId, decision }, credential);
+      const result = await resume({ pauseId: question.pauseId, decision });
       return { decision, answer: undefined, reply: undefined, result };
     }
   };
@@ -163,7 +170,7 @@ export async function answerInTerminal(app: App, options: AnswerInTerminalOption
     for (;;) {
       answer = await askAnswer(asking, answer, context);
       try {
-        const result = await app.resume({ pauseId: question.pauseId, answer }, credential);
+        const result = await resume({ pauseId: question.pauseId, answer });
         return { decision: undefined, answer, reply: undefined, result };
       } catch (error) {
         if (!(error instanceof DtoValidationError)) throw error;

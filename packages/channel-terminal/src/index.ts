@@ -2,6 +2,7 @@ export { answerInTerminal } from "./answer-in-terminal.js";
 export type { AnswerInTerminalOptions } from "./answer-in-terminal-options.js";
 export type { OpenQuestion } from "./open-question.js";
 export { openQuestions, type QuestionsFor } from "./open-questions.js";
+export { type ShowProgressOptions, showProgress } from "./show-progress.js";
 export type { TerminalAnswer } from "./terminal-answer.js";
 export type { TerminalOutput } from "./terminal-output.js";
 export { TerminalQuestions } from "./terminal-questions.js";

@@ -92,6 +92,10 @@ test("two open questions are answered in any order from a fresh app, and the exe
   // The expense first, approved.
   await terminal.choose("2 open questions for dana", "book-expense-tool");
   await terminal.choose("book-expense-tool (purpose=taxi, amountCents=2500): your answer?", "Approve");
+  // What the execution does with the answer, as it does it.
+  await terminal.waitFor(
+    "▶ office-workflow goes on (answered by dana)\n  ✔ book-expense-tool approved\n  ⚙ book-expense-tool …\n  ✔ book-expense-tool returned\n⏸ waiting on 1 question",
+  );
   await terminal.waitFor("✔ approved book-expense-tool: execution");
   await terminal.waitFor("waits for 1 more answer");
 

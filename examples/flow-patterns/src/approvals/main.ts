@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { answerInTerminal, TerminalSessionEnd } from "@agboss/channel-terminal";
+import { answerInTerminal, showProgress, TerminalSessionEnd } from "@agboss/channel-terminal";
 import { createApp, type PauseEntry } from "@agboss/core";
 import { SQLITE_PATH_ENV, sqliteStore } from "@agboss/store-sqlite";
 import { OfficeApplication, OfficeLedger, OfficeWorkflowStart } from "./index.js";
@@ -32,10 +32,13 @@ console.log("1. dana asks the office agent; its model calls both tools in one tu
 line("request", JSON.stringify(request));
 const asking = await createApp(OfficeApplication, { store: sqliteStore({ path }) });
 try {
-  const paused = await asking.execute(
-    OfficeWorkflowStart,
-    { text: request },
-    { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId } },
+  // Streamed, so the terminal shows each step while the run works; the result is what execute returns.
+  const paused = await showProgress(
+    asking.stream(
+      OfficeWorkflowStart,
+      { text: request },
+      { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId } },
+    ),
   );
   line(
     "status",
