@@ -7,18 +7,25 @@ import {
   type ResumeRequest,
 } from "@agboss/core";
 import { objectBody, throwIssues } from "./body-checks.js";
+import { eventStreamResponse, wantsEventStream } from "./event-stream.js";
 import { type AnswerOutcome, executionView } from "./execution-view.js";
 import type { HttpCaller } from "./http-caller.js";
 import type { HttpContext } from "./http-context.js";
 import { readJsonBody } from "./read-json-body.js";
 
 /** @internal What an answer replies. */
-export interface AnswerReply {
-  readonly status: 200 | 202;
-  readonly body: AnswerOutcome;
-  /** Set when the answer was only recorded (`Prefer: respond-async`). */
-  readonly preferenceApplied?: string;
-}
+export type AnswerReply =
+  | {
+      readonly status: 200 | 202;
+      readonly body: AnswerOutcome;
+      /** Set when the answer was only recorded (`Prefer: respond-async`). */
+      readonly preferenceApplied?: string;
+      readonly events?: undefined;
+    }
+  | {
+      /** The run's events from the answer on as server-sent events (`Accept: text/event-stream`). */
+      readonly events: Response;
+    };
 
 /** True when the request asks for a reply as soon as the answer is recorded (RFC 7240). */
 function prefersAsync(request: Request): boolean {
@@ -65,6 +72,10 @@ export async function answerRoute(
           body: { outcome: "recorded", ...receipt },
           preferenceApplied: "respond-async",
         };
+      }
+      if (wantsEventStream(request)) {
+        const events = await eventStreamResponse(context, context.app.streamResume(resumeRequest, options));
+        return { events };
       }
       const result = await context.app.resume(resumeRequest, options);
       return { status: 200, body: { outcome: "answered", pauseId, execution: executionView(result) } };

@@ -62,8 +62,8 @@ function failure(context: HttpContext, c: Context, error: unknown): Response {
  *
  * | route | what it does |
  * |---|---|
- * | `POST /starts/{start}` | starts an execution: 202 with its pending pauses, 200 when it ended |
- * | `POST /pauses/{pauseId}/answer` | answers a pause: 200 with the outcome, or `already_resolved` |
+ * | `POST /starts/{start}` | starts an execution: 202 with its pending pauses, 200 when it ended; its events as server-sent events with `Accept: text/event-stream` |
+ * | `POST /pauses/{pauseId}/answer` | answers a pause: 200 with the outcome, or `already_resolved`; the events from the answer on with `Accept: text/event-stream` |
  * | `GET /pauses` | the pauses of the caller's threads (its inbox) |
  * | `POST /threads/{threadId}/cancel` | cancels the caller's thread |
  * | `GET /executions/{executionId}` | an execution's record, with its audit trail |
@@ -112,6 +112,7 @@ export function createAgbossHttp(app: App, options: AgbossHttpOptions): Hono {
     "/starts/:start",
     guarded(async (c, caller) => {
       const reply = await startRoute(context, { request: c.req.raw, startName: param(c, "start"), caller });
+      if (reply.events !== undefined) return reply.events;
       return jsonResponse(
         reply.status,
         reply.body,
@@ -123,6 +124,7 @@ export function createAgbossHttp(app: App, options: AgbossHttpOptions): Hono {
     "/pauses/:pauseId/answer",
     guarded(async (c, caller) => {
       const reply = await answerRoute(context, { request: c.req.raw, pauseId: param(c, "pauseId"), caller });
+      if (reply.events !== undefined) return reply.events;
       return jsonResponse(
         reply.status,
         reply.body,

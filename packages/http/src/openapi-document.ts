@@ -18,6 +18,16 @@ type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Schema) => ({ "application/json": { schema } });
+/** A run's events as server-sent events (`Accept: text/event-stream`): `event: <type>`, `data: <JSON>`. */
+const EVENT_STREAM = {
+  "text/event-stream": {
+    schema: {
+      type: "string",
+      description:
+        "With `Accept: text/event-stream`: the run's events, one `event: <type>` / `data: <JSON>` each (execution.started or execution.resumed, model.text, model.turn, budget.spent, tool.started, tool.returned, tool.failed, pause.asked, pause.answered, pause.withdrawn), and last execution.finished or execution.paused (`output`: the Execution) or execution.failed (`problem`: its problem document).",
+    },
+  },
+};
 const problem = (description: string) => ({
   description,
   content: { [PROBLEM_JSON]: { schema: ref("Problem") } },
@@ -235,7 +245,10 @@ export function buildOpenApi(context: HttpContext): Record<string, unknown> {
           }),
         },
         responses: {
-          "200": { description: "The execution ended", content: json(ref("Execution")) },
+          "200": {
+            description: "The execution ended; or, with `Accept: text/event-stream`, its events as it runs",
+            content: { ...json(ref("Execution")), ...EVENT_STREAM },
+          },
           "202": {
             description: "The execution rests paused; `pending` lists what it waits for",
             content: json(ref("Execution")),
@@ -291,8 +304,9 @@ export function buildOpenApi(context: HttpContext): Record<string, unknown> {
       },
       responses: {
         "200": {
-          description: "Answered, or already resolved (how, by whom, when)",
-          content: json(ref("AnswerOutcome")),
+          description:
+            "Answered, or already resolved (how, by whom, when); or, with `Accept: text/event-stream`, the execution's events from the answer on",
+          content: { ...json(ref("AnswerOutcome")), ...EVENT_STREAM },
         },
         "202": { description: "Recorded (`Prefer: respond-async`)", content: json(ref("AnswerOutcome")) },
         ...COMMON_PROBLEMS,

@@ -7,6 +7,7 @@ import {
   ThreadBusyError,
 } from "@agboss/core";
 import { MAX_THREAD_ID_CHARS, objectBody, throwIssues } from "./body-checks.js";
+import { eventStreamResponse, wantsEventStream } from "./event-stream.js";
 import { type ExecutionView, executionStatusCode, executionView } from "./execution-view.js";
 import { type HttpCaller, ownerOf } from "./http-caller.js";
 import type { HttpContext } from "./http-context.js";
@@ -21,16 +22,23 @@ import {
 import { readJsonBody } from "./read-json-body.js";
 
 /** @internal What a start answers. */
-export interface StartReply {
-  readonly status: 200 | 202;
-  readonly body: ExecutionView;
-  readonly replayed: boolean;
-}
+export type StartReply =
+  | {
+      readonly status: 200 | 202;
+      readonly body: ExecutionView;
+      readonly replayed: boolean;
+      readonly events?: undefined;
+    }
+  | {
+      /** The run's events as server-sent events, when the request accepts `text/event-stream`. */
+      readonly events: Response;
+    };
 
 /**
  * `POST /starts/{start}`: `{ input, threadId? }`. 202 with the pending pauses when the execution rests
  * paused, 200 when it ended. With an `Idempotency-Key`, the key's first request starts the execution
- * and every retry gets its state.
+ * and every retry gets its state. With `Accept: text/event-stream`, 200 with the run's events as
+ * server-sent events, its rest last.
  * @internal
  */
 export async function startRoute(
@@ -83,12 +91,18 @@ export async function startRoute(
     if (replay !== undefined) return replayed(replay);
   }
   try {
-    const result = await context.app.execute(start.cls, input as Record<string, unknown>, {
+    const options = {
       ownerId,
       tenant: { tenantId },
       ...(thread === undefined ? {} : { threadId: thread }),
       ...(executionId === undefined ? {} : { executionId }),
-    });
+    };
+    if (wantsEventStream(request)) {
+      const run = context.app.stream(start.cls, input as Record<string, unknown>, options);
+      const events = await eventStreamResponse(context, run);
+      return { events };
+    }
+    const result = await context.app.execute(start.cls, input as Record<string, unknown>, options);
     const view = executionView(result);
     return { status: executionStatusCode(view), body: view, replayed: false };
   } catch (error) {
