@@ -266,7 +266,17 @@ function readStructuredAnswer(
   const answerCall = response.toolCalls.find((c) => c.name === ANSWER_TOOL_NAME);
   const answerDto = model.agent.options.output as NonNullable<AssembledAgent["options"]["output"]>;
   const parsed = answerCall === undefined ? undefined : answerDto.schema.safeParse(answerCall.arguments);
-  if (parsed?.success === true) return { output: parsed.data, failure: undefined };
+  if (answerCall !== undefined && parsed?.success === true) {
+    // Every tool call of the conversation gets its reply, the answer's too: a later turn on this thread
+    // sends the conversation again, and providers refuse a tool call left without one.
+    turn.added.push({
+      role: "tool",
+      toolCallId: answerCall.id,
+      name: ANSWER_TOOL_NAME,
+      content: "Answer accepted.",
+    });
+    return { output: parsed.data, failure: undefined };
+  }
   const failure =
     parsed === undefined
       ? `answer by calling ${ANSWER_TOOL_NAME}.`
