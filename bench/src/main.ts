@@ -34,8 +34,8 @@ const SCENARIOS: readonly Scenario[] = [
   recoveryScenario,
 ];
 
-/** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first only. */
-const PENDING_LEVELS = [1_000, 100_000] as const;
+/** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first two, `--with-1m` adds 1,000,000. */
+const PENDING_LEVELS = [0, 10_000, 100_000] as const;
 
 /** AGBoss should reach at least this fraction of raw LangGraph's executions per second. */
 const TARGET_RATIO = 0.5;
@@ -54,11 +54,12 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
                    full on both
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
-                   (resume-latency runs on sqlite and memory only; recovery on sqlite and postgres, and
-                   only when named)
-  --resumes N      resume-latency: measured resumes per store (default 200); recovery: resumes in the
-                   normal-resume sample it compares with (default 500)
-  --skip-100k      resume-latency: only the store with 1,000 waiting pauses (a quick run)
+                   (resume-latency and recovery run on sqlite and postgres only; recovery only when named)
+  --resumes N      resume-latency: measured pauses and resumes per store (default 500); recovery: resumes
+                   in the normal-resume sample it compares with (default 500)
+  --skip-100k      resume-latency: only the stores with 0 and 10,000 waiting pauses (a quick run)
+  --with-1m        resume-latency: also a store with 1,000,000 waiting pauses (its seed takes minutes and
+                   about 20 GB of disk on SQLite)
   --recover N      recovery: interrupted executions to recover (default 10000)
   --help           print this`;
 
@@ -104,6 +105,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       scenario: { type: "string", multiple: true },
       resumes: { type: "string" },
       "skip-100k": { type: "boolean" },
+      "with-1m": { type: "boolean" },
       recover: { type: "string" },
       "trace-store": { type: "boolean" },
       help: { type: "boolean" },
@@ -155,8 +157,11 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     chunk: positiveInteger("chunk", values.chunk, 10, 1),
     scenarios: chosen.filter((s) => s.backends.includes(backend)),
     skipped: unsupported,
-    resumes: positiveInteger("resumes", values.resumes, 200, 1),
-    pendingLevels: values["skip-100k"] === true ? PENDING_LEVELS.slice(0, 1) : PENDING_LEVELS,
+    resumes: positiveInteger("resumes", values.resumes, 500, 1),
+    pendingLevels: [
+      ...(values["skip-100k"] === true ? PENDING_LEVELS.slice(0, 2) : PENDING_LEVELS),
+      ...(values["with-1m"] === true ? [1_000_000] : []),
+    ],
     recover: positiveInteger("recover", values.recover, 10_000, 1),
     recoveryResumes: positiveInteger("resumes", values.resumes, 500, 1),
   };

@@ -35,9 +35,9 @@ export interface ScenarioContext {
    * times its own calls; pair scenarios get theirs matched by the runner through `files`).
    */
   readonly sqlTimings?: ((file: string) => CallTimings) | undefined;
-  /** `resume-latency`: how many pauses wait at each level, ascending (default 1,000 then 100,000). */
+  /** `resume-latency`: how many pauses wait at each level, ascending (default 0, 10,000 then 100,000). */
   readonly pendingLevels: readonly number[];
-  /** `resume-latency`: measured resumes per level. */
+  /** `resume-latency`: measured pauses and resumes per level. */
   readonly resumes: number;
   /** `recovery`: how many interrupted executions are recovered. */
   readonly recover: number;

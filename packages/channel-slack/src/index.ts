@@ -12,6 +12,7 @@ export type {
   SlackAskOptions,
   SlackChoice,
   SlackQuestionOptions,
+  SlackRemindOptions,
   SlackWithdrawOptions,
 } from "./slack-ask-options.js";
 export { SlackAsker } from "./slack-asker.js";

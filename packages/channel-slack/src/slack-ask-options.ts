@@ -54,3 +54,11 @@ export interface SlackWithdrawOptions {
   /** What the message says instead of its buttons (mrkdwn). Default: why the pause closed. */
   readonly note?: string;
 }
+
+/** Where and how {@link SlackAsker.remind} reminds of a question. */
+export interface SlackRemindOptions {
+  /** The conversation the question was posted to: the same id `send` used. */
+  readonly channel: string;
+  /** The reminder's text (mrkdwn). Default: says how long the question has waited, with its number. */
+  readonly text?: string;
+}

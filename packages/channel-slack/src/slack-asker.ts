@@ -1,6 +1,7 @@
 import {
   type ChannelAsk,
   ChannelOutcome,
+  type ChannelReminder,
   type ChannelWithdrawal,
   CLOCK,
   type Clock,
@@ -15,6 +16,7 @@ import {
 } from "@agboss/core";
 import type { KnownBlock } from "@slack/types";
 import { WebClient } from "@slack/web-api";
+import { slackDate } from "./mrkdwn.js";
 import { pauseMetadata, type SlackPauseMetadata, SlackQuestionState } from "./pause-metadata.js";
 import { questionBlocks } from "./question-blocks.js";
 import { QuestionMessages } from "./question-messages.js";
@@ -23,6 +25,7 @@ import type {
   SlackApprovalOptions,
   SlackAskOptions,
   SlackQuestionOptions,
+  SlackRemindOptions,
   SlackWithdrawOptions,
 } from "./slack-ask-options.js";
 import { SlackChannelError, SlackErrorCode } from "./slack-channel-error.js";
@@ -221,6 +224,30 @@ export class SlackAsker implements OnInit {
         : "The question's Slack message was not found; it keeps its buttons.",
       { channel, tool },
     );
+  }
+
+  /**
+   * Reminds of an unanswered question with a reply in its message's thread (everyone in the thread sees
+   * it, and Slack notifies those who follow it). The message is the one `reminder.ref` names; without
+   * that ref the {@link SlackMessageDirectory} is asked. A message that cannot be found gets no reminder,
+   * with a note in the log.
+   */
+  async remind<TRole>(reminder: ChannelReminder<TRole>, options: SlackRemindOptions): Promise<void> {
+    const channel = conversationOf(options.channel);
+    const { messages } = this.#start();
+    const ref = readQuestionRef(reminder.ref);
+    const found =
+      ref === undefined
+        ? await this.directory.find({ pauseId: reminder.pauseId, channel })
+        : messageOfRef(ref);
+    if (found === undefined) {
+      this.#notFound(channel, reminder.value.tool, false);
+      return;
+    }
+    const text =
+      options.text ??
+      `:bell: Reminder ${reminder.reminder}: this question, asked ${slackDate(reminder.askedAt)}, is still waiting for an answer.`;
+    await messages.reply({ channel: found.channel, threadTs: found.ts, text });
   }
 
   async #ask<TRole>(

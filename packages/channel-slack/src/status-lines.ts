@@ -1,4 +1,4 @@
-import { type PauseCancellation, PauseResolution } from "@agboss/core";
+import { PauseResolution, type PauseWithdrawalResolution } from "@agboss/core";
 import { escapeMrkdwn, mentionOf, slackDate } from "./mrkdwn.js";
 
 /** What became of a question, as its closed message says it. @internal */
@@ -11,7 +11,11 @@ export type QuestionOutcome =
       readonly reason?: string | undefined;
     }
   | { readonly kind: "answered"; readonly by: string; readonly at: number | string }
-  | { readonly kind: "withdrawn"; readonly resolution: PauseCancellation; readonly note?: string | undefined }
+  | {
+      readonly kind: "withdrawn";
+      readonly resolution: PauseWithdrawalResolution;
+      readonly note?: string | undefined;
+    }
   | { readonly kind: "closed"; readonly at?: number | string | undefined };
 
 /** One mrkdwn line for a closed question. @internal */
@@ -27,9 +31,16 @@ export function statusLine(outcome: QuestionOutcome): string {
       return `:speech_balloon: Answered by ${mentionOf(outcome.by)} ${slackDate(outcome.at)}`;
     case "withdrawn":
       if (outcome.note !== undefined) return outcome.note;
-      return outcome.resolution === PauseResolution.Cancelled
-        ? ":no_entry_sign: Withdrawn: the request was cancelled, no answer is needed."
-        : ":no_entry_sign: Withdrawn: no longer needed.";
+      switch (outcome.resolution) {
+        case PauseResolution.Cancelled:
+          return ":no_entry_sign: Withdrawn: the request was cancelled, no answer is needed.";
+        case PauseResolution.Escalated:
+          return ":arrow_up: Escalated: nobody answered in time, so someone else was asked.";
+        case PauseResolution.Expired:
+          return ":hourglass: Expired: nobody answered in time.";
+        default:
+          return ":no_entry_sign: Withdrawn: no longer needed.";
+      }
     case "closed":
       return `:lock: Closed${outcome.at === undefined ? "" : ` ${slackDate(outcome.at)}`}: this question takes no more answers.`;
   }

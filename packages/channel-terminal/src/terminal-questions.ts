@@ -2,6 +2,7 @@ import {
   type ChannelAsk,
   ChannelOutcome,
   type ChannelRef,
+  type ChannelReminder,
   type ChannelWithdrawal,
   type ExecutionContext,
   PauseKind,
@@ -17,7 +18,7 @@ import type { TerminalQuestionsOptions } from "./terminal-questions-options.js";
  *
  * {@link TerminalUserChannel} uses it for approvals. A channel role cannot be named by a tool as is,
  * so a question role (`ask` + `answer`) answered in the terminal needs a small `@Channel` that extends
- * the role and hands `send` and `withdraw` to this class. Give the role
+ * the role and hands `send`, `withdraw` and `remind` to this class. Give the role
  * `answeredBy: PauseAnswerer.ThreadOwner`, and pass the role to `answerInTerminal({ roles })`.
  *
  * @example
@@ -36,6 +37,14 @@ import type { TerminalQuestionsOptions } from "./terminal-questions-options.js";
  *   }
  * }
  */
+/** Why a question was taken back, as the terminal says it. */
+const WHY: Readonly<Record<ChannelWithdrawal["resolution"], string>> = {
+  [PauseResolution.Withdrawn]: "no longer needed",
+  [PauseResolution.Cancelled]: "cancelled",
+  [PauseResolution.Escalated]: "escalated: nobody answered in time, someone else was asked",
+  [PauseResolution.Expired]: "expired: nobody answered in time",
+};
+
 export class TerminalQuestions {
   readonly #context: ExecutionContext;
   readonly #output: TerminalOutput | null;
@@ -62,8 +71,16 @@ export class TerminalQuestions {
 
   /** Notes that a question was taken back before anyone answered it. */
   withdraw<TRole = unknown>(withdrawal: ChannelWithdrawal<TRole>): Promise<void> {
-    const why = withdrawal.resolution === PauseResolution.Withdrawn ? "no longer needed" : "cancelled";
-    this.#write(`• took back the question about ${withdrawal.value.tool} (${why})`);
+    this.#write(`• took back the question about ${withdrawal.value.tool} (${WHY[withdrawal.resolution]})`);
+    return Promise.resolve();
+  }
+
+  /** Notes that a question is still waiting for its answer (a role's `remindEvery`). */
+  remind<TRole = unknown>(reminder: ChannelReminder<TRole>): Promise<void> {
+    const { ownerId, threadId } = this.#context;
+    this.#write(
+      `• reminder ${reminder.reminder}: ${ownerId} has not answered the question about ${reminder.value.tool} (thread ${threadId}) asked ${reminder.askedAt}`,
+    );
     return Promise.resolve();
   }
 

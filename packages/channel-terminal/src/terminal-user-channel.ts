@@ -3,6 +3,7 @@ import {
   type ChannelAsk,
   type ChannelHandler,
   type ChannelOutcome,
+  type ChannelReminder,
   type ChannelWithdrawal,
   ExecutionContext,
   type Provider,
@@ -60,5 +61,10 @@ export class TerminalUserChannel implements ChannelHandler {
   /** Notes that a question was taken back before anyone answered it. */
   withdraw(withdrawal: ChannelWithdrawal): Promise<void> {
     return this.#terminal.withdraw(withdrawal);
+  }
+
+  /** Notes that a question is still waiting, when the tool's `deadlines` remind. */
+  remind(reminder: ChannelReminder): Promise<void> {
+    return this.#terminal.remind(reminder);
   }
 }

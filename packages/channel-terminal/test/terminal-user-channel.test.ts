@@ -1,5 +1,15 @@
-import { callTool, createApp, memoryStore, PauseAnswerer, replyWith } from "@agboss/core";
-import { afterEach, expect, test } from "vitest";
+import {
+  type Clock,
+  type ClockTimer,
+  callTool,
+  createApp,
+  ExecutionStatus,
+  hours,
+  memoryStore,
+  PauseAnswerer,
+  replyWith,
+} from "@agboss/core";
+import { afterEach, expect, test, vi } from "vitest";
 import { TERMINAL_USER_CHANNEL, TerminalUserChannel } from "../src/index.js";
 import {
   BookExpenseTool,
@@ -70,5 +80,64 @@ test("writingTo(null) writes nothing", async () => {
     process.stdout.write = original;
   }
   expect(written.filter((c) => String(c).includes("it waits for the answer"))).toEqual([]);
+  await app.close();
+});
+
+/** A clock that moves only when the test jumps it; the timers due by then fire, oldest first. */
+class JumpClock implements Clock {
+  #now = Date.UTC(2026, 0, 5, 9);
+  readonly #timers = new Set<{ due: number; callback: () => void }>();
+  now(): number {
+    return this.#now;
+  }
+  setTimer(delayMs: number, callback: () => void): ClockTimer {
+    const timer = { due: this.#now + Math.max(0, delayMs), callback };
+    this.#timers.add(timer);
+    return { cancel: () => void this.#timers.delete(timer) };
+  }
+  jump(ms: number): void {
+    this.#now += ms;
+    for (const timer of [...this.#timers].sort((a, b) => a.due - b.due)) {
+      if (timer.due > this.#now) continue;
+      this.#timers.delete(timer);
+      timer.callback();
+    }
+  }
+}
+
+test("a tool's deadlines remind the owner in the terminal, then its expiry takes the question back and the call is rejected", async () => {
+  const output = sink();
+  const clock = new JumpClock();
+  const app = await createApp(OfficeApplication, {
+    store: memoryStore(),
+    clock,
+    providers: [TerminalUserChannel.writingTo(output)],
+  });
+  scriptedTurns.push(callTool(BookExpenseTool, { purpose: "taxi", amountCents: 1 }), replyWith("done"));
+  const asked = new Date(clock.now()).toISOString();
+  const paused = await app.execute(
+    OfficeWorkflowStart,
+    { text: "go" },
+    { threadId: "t-late", ownerId: "dana" },
+  );
+  clock.jump(hours(1).milliseconds);
+  await vi.waitFor(() => expect(output.lines).toHaveLength(2));
+  expect(output.lines[1]).toBe(
+    `• reminder 1: dana has not answered the question about book-expense-tool (thread t-late) asked ${asked}\n`,
+  );
+  clock.jump(hours(2).milliseconds);
+  await vi.waitFor(() =>
+    expect(output.lines.at(-1)).toBe(
+      "• took back the question about book-expense-tool (expired: nobody answered in time)\n",
+    ),
+  );
+  await vi.waitFor(async () =>
+    expect((await app.record(paused.executionId))?.status).toBe(ExecutionStatus.Completed),
+  );
+  const record = await app.record(paused.executionId);
+  expect(record?.steps.find((s) => s.type === "tool")).toMatchObject({
+    error:
+      "the call was rejected: nobody answered terminal-user-channel in time: nobody confirmed the expense in time",
+  });
   await app.close();
 });

@@ -23,6 +23,7 @@ export type {
   ApprovalArguments,
   ChannelAsk,
   ChannelAskValue,
+  ChannelReminder,
   ChannelWithdrawal,
 } from "./channels/channel-ask.js";
 export {
@@ -40,6 +41,7 @@ export {
   MAX_CHANNEL_REF_BYTES,
   type RoleAnswer,
 } from "./channels/channel-outcome.js";
+export { ExpiryOutcome, type PauseDeadlines } from "./channels/pause-deadlines.js";
 export { Agent, type AgentOptions } from "./components/agent.js";
 export { Application, type ApplicationOptions } from "./components/application.js";
 export { Tool, type ToolHandler, type ToolOptions } from "./components/tool.js";
@@ -105,7 +107,11 @@ export {
   ToolTimeoutError,
 } from "./errors/runtime-errors.js";
 export { AgentFailedError, StepFailedError } from "./errors/step-failed-error.js";
-export { ExecutionEndedError, ExecutionInterruptedError } from "./execution/execution-errors.js";
+export {
+  ExecutionAbortedError,
+  ExecutionEndedError,
+  ExecutionInterruptedError,
+} from "./execution/execution-errors.js";
 export type {
   ExecutionErrorEvent,
   ExecutionEvents,
@@ -180,6 +186,7 @@ export {
 export {
   NotPausedError,
   PauseAnswererError,
+  PauseExpiredError,
   PauseIdTakenError,
   ReplyInterpreterMissingError,
   UninterpretableReplyError,

@@ -17,5 +17,5 @@ export {
   problemOf,
   problemResponse,
 } from "./problem.js";
-export { DEFAULT_MAX_BODY_BYTES } from "./read-json-body.js";
+export { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./read-json-body.js";
 export type { CancelView } from "./thread-routes.js";

@@ -2,6 +2,7 @@ import {
   type App,
   type DtoClass,
   dtoJsonSchema,
+  PauseResolution,
   PauseStatus,
   ToolCallApprovalDecisionDto,
 } from "@agboss/core";
@@ -116,7 +117,7 @@ function staticSchemas(): Record<string, Schema> {
           properties: {
             outcome: { const: "already_resolved" },
             pauseId: { type: "string" },
-            resolution: { enum: ["replied", "decided", "withdrawn", "cancelled"] },
+            resolution: { enum: Object.values(PauseResolution) },
             by: { type: "string" },
             at: { type: "string", format: "date-time" },
           },
@@ -129,7 +130,7 @@ function staticSchemas(): Record<string, Schema> {
       properties: {
         pauseId: { type: "string", description: "Only for a pause its thread's owner answers." },
         status: { enum: Object.values(PauseStatus) },
-        resolution: { enum: ["replied", "decided", "withdrawn", "cancelled"] },
+        resolution: { enum: Object.values(PauseResolution) },
         channel: { type: "string" },
         answeredBy: { enum: ["thread-owner", "channel"] },
         kind: { enum: ["approval", "question"] },

@@ -54,8 +54,11 @@ async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
 /**
  * Reads a JSON body as bytes, at most `limit` of them (413 beyond), decodes them as UTF-8 once, whole,
  * so a character split across network chunks arrives intact, and parses them. A body that is not
- * UTF-8 or not JSON is a 400; one declared as another media type a 415.
- * @internal
+ * UTF-8 or not JSON is a 400; one declared as another media type a 415. For routes of your own beside
+ * the handler's (the errors it throws are `HttpError`s that `problemResponse` answers).
+ *
+ * @example
+ * const body = await readJsonBody(request, DEFAULT_MAX_BODY_BYTES);
  */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const contentType = request.headers.get("content-type");

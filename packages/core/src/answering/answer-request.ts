@@ -50,12 +50,23 @@ export type ResumeOptions = ResumeCredential & {
   readonly tenantId?: string;
   /** Return the execution record as `result.record`. */
   readonly record?: boolean;
+  /**
+   * Stops the call: an answer already recorded stays recorded, the tree stops at its next step, and the
+   * call rejects with `ExecutionAbortedError`. Nothing is ended: the recovery sweep carries the tree on,
+   * or `app.cancel` ends it.
+   */
+  readonly signal?: AbortSignal;
 };
 
 /** Options of `app.answer`: who answers, and the tenant. */
 export type AnswerOptions = ResumeCredential & {
   /** Default `default`. */
   readonly tenantId?: string;
+  /**
+   * Stops the move this process makes in the background after the answer is recorded (as for
+   * `app.resume`); aborted before the call, nothing is recorded.
+   */
+  readonly signal?: AbortSignal;
 };
 
 /** What `app.answer` returns: the answer is recorded; the tree moves on in the background. */

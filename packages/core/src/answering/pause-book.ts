@@ -12,7 +12,13 @@ import { maskWith } from "../dto/sensitive.js";
 import { ChannelTimeoutError } from "../errors/runtime-errors.js";
 import { LogLevel } from "../logging/logger.js";
 import type { PauseAnswer, PauseRecord } from "../pauses/pause-record.js";
-import { PauseAnswerer, type PauseCancellation, PauseKind, PauseResolution } from "../pauses/pause-status.js";
+import {
+  PauseAnswerer,
+  type PauseCancellation,
+  PauseKind,
+  PauseResolution,
+  type PauseWithdrawalResolution,
+} from "../pauses/pause-status.js";
 import type { PendingPause } from "../pauses/pending-pause.js";
 import { maskFindings } from "../pii/pii-record-mask.js";
 import { sensitiveValuesOf } from "../pii/sensitive-values.js";
@@ -27,11 +33,30 @@ export function newPauseId(): string {
   return randomBytes(16).toString("base64url");
 }
 
-/** The tool a pause's question is about. @internal */
+/**
+ * The tool a pause's question is about, as its pause sees it: for a pause asked of a role its tool's
+ * deadlines escalated to, the tool with that role as its channel and that role's deadlines.
+ * @internal
+ */
 export function toolOfPause(assembled: AssembledApplication, pause: PauseRecord): AssembledTool | undefined {
   const ask = pause.ask;
   for (const agent of assembled.agents.values()) {
-    if (agent.name === pause.agent) return agent.tools.get(ask.tool);
+    if (agent.name !== pause.agent) continue;
+    const tool = agent.tools.get(ask.tool);
+    return tool === undefined ? undefined : (escalationLevelOf(tool, pause.channel) ?? tool);
+  }
+  return undefined;
+}
+
+/**
+ * The tool as asked of `channel` along its escalation chain: its channel and deadlines replaced by that
+ * role's; the tool itself for its own channel; undefined when no role of the chain has that name.
+ * @internal
+ */
+export function escalationLevelOf(tool: AssembledTool, channel: string): AssembledTool | undefined {
+  if (tool.channel === undefined || tool.channel.name === channel) return tool;
+  for (let to = tool.deadlines?.escalate?.to; to !== undefined; to = to.deadlines?.escalate?.to) {
+    if (to.name === channel) return { ...tool, channel: to, deadlines: to.deadlines };
   }
   return undefined;
 }
@@ -79,7 +104,9 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
   const step = pause.step;
   const tool = toolOfPause(assembled, pause);
   const closed =
-    pause.resolution === PauseResolution.Withdrawn || pause.resolution === PauseResolution.Cancelled;
+    pause.resolution === PauseResolution.Withdrawn ||
+    pause.resolution === PauseResolution.Cancelled ||
+    pause.resolution === PauseResolution.Escalated;
   const decision = closed ? undefined : pause.answer?.decision;
   const shown =
     decision === undefined || decision.overrideArguments === undefined
@@ -115,6 +142,9 @@ export function entryOf(assembled: AssembledApplication, pause: PauseRecord): Pa
     decision: maskFindings(shown, policies, found),
     ...(pause.resolution === PauseResolution.Withdrawn && pause.answer?.withdrawnBy !== undefined
       ? { withdrawnBy: pause.answer.withdrawnBy }
+      : {}),
+    ...(pause.resolution === PauseResolution.Escalated && pause.answer?.escalatedTo !== undefined
+      ? { escalatedTo: pause.answer.escalatedTo }
       : {}),
     answer: maskFindings(
       answer === undefined || answerDto === undefined ? answer : maskWith(answerDto.schema, answer),
@@ -159,7 +189,46 @@ export function frameOfPause(pause: PauseRecord, signal: AbortSignal): Execution
 export async function tellWithdrawn(
   services: RuntimeServices,
   pause: PauseRecord,
-  resolution: PauseCancellation,
+  resolution: PauseWithdrawalResolution,
+): Promise<void> {
+  await callChannel(services, pause, "withdraw", (kind) => ({
+    pauseId: pause.pauseId,
+    kind,
+    value: pause.ask,
+    resolution,
+    ref: pause.channelRef as ChannelRef | undefined,
+  }));
+}
+
+/**
+ * Reminds a pause's channel of its unanswered question (its `remind`, when it has one): in the pause's
+ * execution frame, under its tool's timeout on the Clock. Best effort, like a withdrawal.
+ * @internal
+ */
+export async function tellReminder(
+  services: RuntimeServices,
+  pause: PauseRecord,
+  reminder: number,
+): Promise<void> {
+  await callChannel(services, pause, "remind", (kind) => ({
+    pauseId: pause.pauseId,
+    kind,
+    value: pause.ask,
+    reminder,
+    askedAt: new Date(pause.askedAt).toISOString(),
+    ref: pause.channelRef as ChannelRef | undefined,
+  }));
+}
+
+/**
+ * Calls one of a sent pause's channel methods (`withdraw`, `remind`) in the pause's execution frame,
+ * under its tool's timeout; a throw or a timeout is one warning (`channel.<method>-failed`).
+ */
+async function callChannel(
+  services: RuntimeServices,
+  pause: PauseRecord,
+  method: "withdraw" | "remind",
+  argOf: (kind: PauseKind) => unknown,
 ): Promise<void> {
   const tool = toolOfPause(services.assembled, pause);
   const channel = tool?.channel;
@@ -169,31 +238,26 @@ export async function tellWithdrawn(
   let timer: { cancel(): void } | undefined;
   try {
     const handler = services.container.get(channel.cls) as ChannelHandler;
-    if (typeof handler.withdraw !== "function") return;
+    const call = handler[method] as ((arg: unknown) => Promise<void>) | undefined;
+    if (typeof call !== "function") return;
     const timedOut = new Promise<never>((_, reject) => {
       timer = services.clock.setTimer(timeoutMs, () => {
-        const error = new ChannelTimeoutError(channel.name, "withdraw", timeoutMs);
+        const error = new ChannelTimeoutError(channel.name, method, timeoutMs);
         controller.abort(error);
         reject(error);
       });
     });
     await Promise.race([
       ExecutionContext.run(frameOfPause(pause, controller.signal), () =>
-        (handler.withdraw as NonNullable<ChannelHandler["withdraw"]>).call(handler, {
-          pauseId: pause.pauseId,
-          kind: kindOfChannel(channel),
-          value: pause.ask,
-          resolution,
-          ref: pause.channelRef as ChannelRef | undefined,
-        }),
+        call.call(handler, argOf(kindOfChannel(channel))),
       ),
       timedOut,
     ]);
   } catch (error) {
     services.logger.log({
       level: LogLevel.Warn,
-      event: "channel.withdraw-failed",
-      message: `withdraw of channel "${channel.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+      event: `channel.${method}-failed`,
+      message: `${method} of channel "${channel.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
       fields: { executionId: pause.executionId, tenantId: pause.tenantId, channel: channel.name },
       at: services.clock.now(),
     });

@@ -26,6 +26,7 @@ import {
 } from "../errors/runtime-errors.js";
 import { withPauses } from "../execution/child-records.js";
 import { ExecutionEventEmitter } from "../execution/event-emitter.js";
+import { ExecutionAbortedError } from "../execution/execution-errors.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
 import type { ExecutionOutput } from "../execution/execution-output.js";
 import { ExecutionRecorder } from "../execution/execution-recorder.js";
@@ -67,6 +68,12 @@ export interface ExecuteOptions {
    * the thread too). At most 256 characters.
    */
   readonly executionId?: string;
+  /**
+   * Stops the run at its next step: the call rejects with `ExecutionAbortedError`, the execution stays
+   * recorded as running and the thread's lease is released. The recovery sweep carries it on from its
+   * last checkpoint, or `app.cancel(threadId)` ends it. Aborted before the call, nothing is stored.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The longest `executionId` a start may choose. */
@@ -164,6 +171,7 @@ export class App {
     options: ExecuteOptions,
   ): Promise<ExecutionOutput<WorkflowOutput<TStart>>> {
     this.#assertOpen();
+    notAborted("app.execute", options.signal);
     const flow = this.#flowOf(start);
     const value = parseDto(flow.start.input, input, `the input of ${flow.start.name}`);
     const budget = options.budget === undefined ? undefined : checkBudgetLimits("budget", options.budget);
@@ -239,6 +247,7 @@ export class App {
       lease,
       first: { run: { reset: { executionId, input: value } }, visit: { set: null } },
       withRecord: options.record === true,
+      signal: options.signal,
     }) as Promise<ExecutionOutput<WorkflowOutput<TStart>>>;
   }
 
@@ -255,14 +264,19 @@ export class App {
     options: ResumeOptions,
   ): Promise<ExecutionOutput> {
     this.#assertOpen();
+    const { signal } = options;
+    notAborted("app.resume", signal);
     // Phase 2 starts in phase 1's commit when the tree's lease is free: taken and the tree marked running.
     const { resolved, responder, claimed } = await recordAnswer(this.#services, request, options, (r) =>
       this.#claim(r),
     );
     const withRecord = options.record === true;
-    if (claimed !== undefined) return this.#moveAnswered({ ...claimed, resolved, responder, withRecord });
-    const lease = await this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`);
-    return this.#moveAnswered({ lease, resolved, responder, withRecord });
+    if (claimed !== undefined)
+      return this.#moveAnswered({ ...claimed, resolved, responder, withRecord, signal });
+    const lease = await this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`, () =>
+      abortedWaiting(resolved, signal),
+    );
+    return this.#moveAnswered({ lease, resolved, responder, withRecord, signal });
   }
 
   /**
@@ -299,13 +313,18 @@ export class App {
     options: AnswerOptions,
   ): Promise<AnswerReceipt> {
     this.#assertOpen();
+    const { signal } = options;
+    notAborted("app.answer", signal);
     const { resolved, responder } = await recordAnswer(this.#services, request, options);
     const { tenantId } = resolved;
     const moving = (async () => {
-      const lease = await this.#leases.acquireWaiting(`${tenantId}/${resolved.threadId}`);
-      await this.#moveAnswered({ lease, resolved, responder, withRecord: false });
+      const lease = await this.#leases.acquireWaiting(`${tenantId}/${resolved.threadId}`, () =>
+        abortedWaiting(resolved, signal),
+      );
+      await this.#moveAnswered({ lease, resolved, responder, withRecord: false, signal });
     })().catch((error: unknown) => {
-      if (error instanceof AppClosedError) return;
+      // Not a failure: a closing app or the caller's signal leaves the answered tree to the sweep.
+      if (error instanceof AppClosedError || error instanceof ExecutionAbortedError) return;
       const { logger, clock } = this.#services;
       logger.log({
         level: LogLevel.Warn,
@@ -336,12 +355,13 @@ export class App {
     readonly resolved: PauseRecord;
     readonly responder: string;
     readonly withRecord: boolean;
+    readonly signal: AbortSignal | undefined;
     /** The tree, when phase 1 already read it under the lease and marked it running. */
     readonly tree?: Tree | undefined;
     /** Why phase 1 could not read the tree it claimed. */
     readonly failed?: unknown;
   }): Promise<ExecutionOutput> {
-    const { lease, resolved, responder, withRecord } = args;
+    const { lease, resolved, responder, withRecord, signal } = args;
     let tree: Tree;
     try {
       if ("failed" in args) throw args.failed;
@@ -359,7 +379,7 @@ export class App {
       pauseId: resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined,
       answeredBy: responder,
     });
-    return this.#mover.move({ tree, lease, first: CONTINUE, withRecord });
+    return this.#mover.move({ tree, lease, first: CONTINUE, withRecord, signal });
   }
 
   /** The application's pauses, for an inbox or an admin panel. A Channel pause's id is never shown. */
@@ -481,6 +501,22 @@ export class App {
 
   #assertOpen(): void {
     if (this.#closed) throw new AppClosedError();
+  }
+}
+
+/** Refuses a call whose signal is aborted already, before it records anything. */
+function notAborted(call: string, signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new ExecutionAbortedError({ call, reason: signal.reason });
+}
+
+/** Gives up waiting for an answered tree's lease once the caller's signal aborted: the sweep takes the answer. */
+function abortedWaiting(resolved: PauseRecord, signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw new ExecutionAbortedError({
+      executionId: resolved.rootExecutionId,
+      threadId: resolved.threadId,
+      reason: signal.reason,
+    });
   }
 }
 

@@ -3,7 +3,8 @@ import type { ToolOptions } from "../components/tool.js";
 import { ComponentKind } from "../container/component-kind.js";
 import { type AnyClass, componentOfKind, describeClass } from "../container/component-registry.js";
 import { isDtoClass } from "../dto/dto.js";
-import { assembleChannel } from "./assemble-channels.js";
+import { assembleChannel, type ChannelUse } from "./assemble-channels.js";
+import { assembleDeadlines, declaredDeadlines } from "./assemble-deadlines.js";
 import type { AssembledAgent, AssembledTool } from "./assembled-application.js";
 import type { AssemblyContext } from "./assembly-context.js";
 
@@ -70,14 +71,36 @@ function assembleTool(ctx: AssemblyContext, cls: AnyClass, agent: AnyClass): Ass
     ctx.add("tool.no-run-method", `${describeClass(cls)} must implement run(input).`);
   }
   ctx.checkDeps(cls, [ctx.appClass, agent]);
-  const channel =
-    tm.options.channel === undefined
+  if (tm.options.channel === undefined) {
+    if (tm.options.deadlines !== undefined) {
+      ctx.add(
+        "tool.deadlines-without-channel",
+        `${describeClass(cls)} declares deadlines but no channel; deadlines are for calls that wait for an answer.`,
+      );
+    }
+    return { cls, name: tm.options.name, options: tm.options, channel: undefined };
+  }
+  const use: ChannelUse = {
+    cls: tm.options.channel,
+    tool: cls,
+    toolOptions: tm.options,
+    chain: [ctx.appClass, agent, cls],
+  };
+  const channel = assembleChannel(ctx, use);
+  const role = declaredDeadlines(tm.options.channel);
+  const declared =
+    role === undefined && tm.options.deadlines === undefined
       ? undefined
-      : assembleChannel(ctx, {
-          cls: tm.options.channel,
-          tool: cls,
-          toolOptions: tm.options,
-          chain: [ctx.appClass, agent, cls],
-        });
-  return { cls, name: tm.options.name, options: tm.options, channel };
+      : { ...role, ...tm.options.deadlines };
+  const deadlines =
+    channel === undefined
+      ? undefined
+      : assembleDeadlines(ctx, { use, channel, declared, chain: [tm.options.channel] });
+  return {
+    cls,
+    name: tm.options.name,
+    options: tm.options,
+    channel,
+    ...(deadlines === undefined ? {} : { deadlines }),
+  };
 }

@@ -1,3 +1,4 @@
+import type { ExpiryOutcome } from "../channels/pause-deadlines.js";
 import type { AgentOptions } from "../components/agent.js";
 import type { ApplicationOptions } from "../components/application.js";
 import type { ToolOptions } from "../components/tool.js";
@@ -18,6 +19,25 @@ export interface AssembledChannel {
   readonly replyInterpreter: AnyClass | undefined;
   /** A question role's answer DTO; undefined for an approval role or a concrete channel. */
   readonly answer: DtoClass | undefined;
+  /**
+   * The deadlines of its pauses, when it is asked as an escalation (the role's own); the channel a tool
+   * names first keeps them on the tool, where the tool's overrides apply.
+   */
+  readonly deadlines?: AssembledDeadlines | undefined;
+}
+
+/** @internal A role's deadlines, checked, in milliseconds. */
+export interface AssembledDeadlines {
+  readonly remindEveryMs?: number | undefined;
+  /** The role asked instead, with its own deadlines. */
+  readonly escalate?: { readonly afterMs: number; readonly to: AssembledChannel } | undefined;
+  /**
+   * Counted from this role's question, or, when `carried`, the expiry of the role that escalated to this
+   * one (declared by none of its own), kept as it was.
+   */
+  readonly expire?:
+    | { readonly afterMs: number; readonly outcome: ExpiryOutcome; readonly carried?: boolean }
+    | undefined;
 }
 
 /** @internal A tool as the runtime uses it. */
@@ -26,6 +46,8 @@ export interface AssembledTool {
   readonly name: string;
   readonly options: ToolOptions;
   readonly channel: AssembledChannel | undefined;
+  /** The deadlines of its channel's pauses: the role's, overridden field by field by the tool's. */
+  readonly deadlines?: AssembledDeadlines | undefined;
 }
 
 /** @internal An agent with its tools resolved. */

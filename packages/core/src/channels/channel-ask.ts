@@ -1,5 +1,5 @@
 import type { DeclaredTypeOr } from "../container/component-types.js";
-import type { PauseCancellation, PauseKind } from "../pauses/pause-status.js";
+import type { PauseKind, PauseWithdrawalResolution } from "../pauses/pause-status.js";
 import type { ChannelRef } from "./channel-outcome.js";
 
 /**
@@ -37,8 +37,26 @@ export interface ChannelWithdrawal<TRole = unknown> {
   readonly kind: PauseKind;
   /** The value it was sent. */
   readonly value: ChannelAskValue<TRole>;
-  /** Withdrawn (made obsolete) or Cancelled (app.cancel, the tree ended). */
-  readonly resolution: PauseCancellation;
+  /**
+   * Withdrawn (made obsolete), Cancelled (app.cancel, the tree ended), Escalated (its deadline asked
+   * another role instead) or Expired (its deadline answered it).
+   */
+  readonly resolution: PauseWithdrawalResolution;
+  /** What the channel's `send` kept with `ChannelOutcome.awaitReply({ ref })`; undefined when it kept nothing. */
+  readonly ref?: ChannelRef | undefined;
+}
+
+/** What a channel's `remind` gets when a question it sent is still unanswered at its role's `remindEvery`. */
+export interface ChannelReminder<TRole = unknown> {
+  readonly pauseId: string;
+  /** What the question asks for: `approval` or `question`. */
+  readonly kind: PauseKind;
+  /** The value it was sent. */
+  readonly value: ChannelAskValue<TRole>;
+  /** Which reminder this is: 1 for the first. */
+  readonly reminder: number;
+  /** When the question was asked (ISO 8601, the application's Clock). */
+  readonly askedAt: string;
   /** What the channel's `send` kept with `ChannelOutcome.awaitReply({ ref })`; undefined when it kept nothing. */
   readonly ref?: ChannelRef | undefined;
 }

@@ -3,6 +3,7 @@ import { type AnyClass, componentDecorator } from "../container/component-regist
 import type { DtoClass } from "../dto/dto.js";
 import type { PauseAnswerer } from "../pauses/pause-status.js";
 import type { ToolCallApprovalDecisionDto } from "./approval-dtos.js";
+import type { PauseDeadlines } from "./pause-deadlines.js";
 
 /** What every `@ChannelRole` declares, whichever kind it is. */
 interface ChannelRoleBase {
@@ -13,6 +14,8 @@ interface ChannelRoleBase {
   readonly answeredBy: PauseAnswerer;
   /** A `@ReplyInterpreter` that reads free-text answers; one interpreter belongs to one role. */
   readonly replyInterpreter?: AnyClass;
+  /** Reminders, an escalation and an expiry for its questions nobody answers ([deadlines](../../docs/deadlines.md)). */
+  readonly deadlines?: PauseDeadlines;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ChannelAsk, ChannelWithdrawal } from "./channel-ask.js";
+import type { ChannelAsk, ChannelReminder, ChannelWithdrawal } from "./channel-ask.js";
 import type { ChannelOutcome } from "./channel-outcome.js";
 
 /** What a concrete `@Channel` implements. `withdraw` is optional. */
@@ -7,6 +7,8 @@ export interface ChannelHandler<TRole = unknown> {
   send(ask: ChannelAsk<TRole>): Promise<ChannelOutcome<TRole>>;
   /** Takes back a question whose pause closed without an answer. Called once, best effort. */
   withdraw?(withdrawal: ChannelWithdrawal<TRole>): Promise<void>;
+  /** Reminds whoever was asked of a question still unanswered at its role's `remindEvery`. Best effort. */
+  remind?(reminder: ChannelReminder<TRole>): Promise<void>;
 }
 
 /**
@@ -29,6 +31,11 @@ export abstract class ChannelOf<TSelf, TAsk = unknown, TAnswer = unknown> implem
 
   /** Takes back a question; a no-op unless an implementation overrides it. */
   withdraw(_withdrawal: ChannelWithdrawal<TSelf>): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Reminds whoever was asked of an unanswered question; a no-op unless an implementation overrides it. */
+  remind(_reminder: ChannelReminder<TSelf>): Promise<void> {
     return Promise.resolve();
   }
 }

@@ -1,3 +1,4 @@
+import type { PauseDeadlines } from "../channels/pause-deadlines.js";
 import { ComponentKind } from "../container/component-kind.js";
 import { type AnyClass, componentDecorator } from "../container/component-registry.js";
 import type { DtoClass } from "../dto/dto.js";
@@ -19,6 +20,8 @@ export interface ToolOptions {
    * concrete channel approves or rejects it; a question role's answer is passed to `run(input, answer)`.
    */
   readonly channel?: AnyClass;
+  /** Overrides the deadlines of its channel role for this tool's calls, field by field. */
+  readonly deadlines?: PauseDeadlines;
   /** How long `run` may take on the application's Clock before its signal aborts. Default 30 s. */
   readonly timeout?: Duration;
   readonly deps?: readonly unknown[];

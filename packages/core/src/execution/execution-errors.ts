@@ -35,3 +35,33 @@ export class ExecutionInterruptedError extends AgbossError {
     this.executionId = executionId;
   }
 }
+
+/**
+ * The caller's `AbortSignal` stopped the call. Nothing failed: an execution it stopped mid-way stays
+ * recorded as running and its lease is released, so the recovery sweep of any instance carries it on
+ * from its last checkpoint (a step cut off mid-way runs again), or `app.cancel(threadId)` ends it. A
+ * signal aborted before the call recorded anything leaves nothing behind (`executionId` undefined).
+ * `cause` is the signal's reason.
+ */
+export class ExecutionAbortedError extends AgbossError {
+  static override readonly kind: string = "ExecutionAbortedError";
+  /** The execution the signal stopped; undefined when it was aborted before anything was recorded. */
+  readonly executionId: string | undefined;
+  readonly threadId: string | undefined;
+  constructor(
+    args:
+      | { readonly executionId: string; readonly threadId: string; readonly reason: unknown }
+      | { readonly call: string; readonly reason: unknown },
+  ) {
+    super(
+      ErrorCode.ExecutionAborted,
+      "call" in args
+        ? `${args.call} was called with an abort signal that was already aborted; nothing was recorded or run.`
+        : `Execution ${args.executionId} on thread "${args.threadId}" was stopped by its caller's abort signal. ` +
+            "It was not ended: the recovery sweep carries it on from its last checkpoint, or end it with app.cancel(threadId).",
+      args.reason === undefined ? {} : { cause: args.reason },
+    );
+    this.executionId = "call" in args ? undefined : args.executionId;
+    this.threadId = "call" in args ? undefined : args.threadId;
+  }
+}

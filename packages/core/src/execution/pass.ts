@@ -20,7 +20,7 @@ import { keepLeaseAlive } from "../services/tree-lease.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { ExecutionEventEmitter } from "./event-emitter.js";
-import { ExecutionEndedError, ExecutionInterruptedError } from "./execution-errors.js";
+import { ExecutionAbortedError, ExecutionEndedError, ExecutionInterruptedError } from "./execution-errors.js";
 import type { ExecutionOutput } from "./execution-output.js";
 import type { ExecutionRecorder } from "./execution-recorder.js";
 import { CONTINUE, ENDED, type Tree } from "./tree.js";
@@ -60,7 +60,8 @@ export class TreeMover {
    *
    * Every record it writes is fenced by the lease, and it fires exactly one of `onExecutionFinish` /
    * `onExecutionError`, after the record that says so is stored. A holder that lost the lease, or a
-   * store that cannot be reached, ends the pass with that error and leaves the tree to recovery.
+   * store that cannot be reached, ends the pass with that error and leaves the tree to recovery; so does
+   * the caller's `signal` (with `ExecutionAbortedError`), which also releases the lease.
    */
   async move(args: {
     readonly tree: Tree;
@@ -69,10 +70,22 @@ export class TreeMover {
     readonly first: unknown;
     /** Return the execution record with the output. */
     readonly withRecord: boolean;
+    /** The caller's signal: aborting it stops the pass, leaving the tree running for recovery. */
+    readonly signal?: AbortSignal | undefined;
   }): Promise<ExecutionOutput> {
-    const { tree, lease, first, withRecord } = args;
+    const { tree, lease, first, withRecord, signal } = args;
     const controller = new AbortController();
     this.running.set(lease.key, controller);
+    const onAbort = () =>
+      controller.abort(
+        new ExecutionAbortedError({
+          executionId: tree.frame.executionId,
+          threadId: tree.frame.threadId,
+          reason: signal?.reason,
+        }),
+      );
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
     let released = false;
     const pass: Pass = {
@@ -104,6 +117,7 @@ export class TreeMover {
     } catch (error) {
       throw await this.#stopped(pass, error);
     } finally {
+      signal?.removeEventListener("abort", onAbort);
       if (this.running.get(lease.key) === controller) this.running.delete(lease.key);
       heartbeat.stop();
       // An app closing mid-pass lets the lease lapse instead: a tool it cut off may still be running,
@@ -298,6 +312,13 @@ export class TreeMover {
       this.#leftForRecovery(pass.frame, stopped ?? error);
       return stopped ?? error;
     }
+    if (stopped instanceof ExecutionAbortedError) {
+      // The caller stopped waiting: no failure of the work. The tree stays recorded as running and the
+      // lease is released, so the sweep carries it on (a step cut off mid-way runs again) or
+      // `app.cancel` ends it.
+      this.#leftForRecovery(pass.frame, stopped);
+      return stopped;
+    }
     const cancelled = stopped !== undefined;
     const thrown = cancelled && stopped instanceof Error ? stopped : error;
     await this.#fail(pass, cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed, thrown);
@@ -429,7 +450,7 @@ interface Pass {
   readonly lease: Lease;
   readonly withRecord: boolean;
   readonly graph: CompiledFlow;
-  /** Aborted by `app.cancel`, `app.close`, or a heartbeat that found a newer holder. */
+  /** Aborted by `app.cancel`, `app.close`, the caller's signal, or a heartbeat that found a newer holder. */
   readonly controller: AbortController;
   /** The tree's frame, with the pass's signal. */
   readonly frame: ExecutionFrame;

@@ -1,4 +1,6 @@
+import { actOnDeadline } from "../answering/pause-deadlines.js";
 import { LogLevel } from "../logging/logger.js";
+import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseStatus } from "../pauses/pause-status.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
@@ -140,11 +142,50 @@ export class Recovery {
         await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId);
         // A backlog is worked off tree after tree: let timers (lease heartbeats, tool timeouts) and other
         // calls of this process run between them, even where the store answers synchronously.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await yieldToEventLoop();
       }
       // Pages go on from the last row of the one before, so trees this instance cannot take (held by
       // live holders, or unreadable) never hide the ones behind them.
       if (!full) return;
+      // A page whose trees were all skipped awaited nothing but the store: yield before the next one, so
+      // paging through a large backlog never holds the event loop for more than a page.
+      await yieldToEventLoop();
+    }
+  }
+
+  /**
+   * Acts on every due deadline of a Pending pause, page after page in due order; returns the pauses an
+   * escalation or an expiry resolved. One pause's failure is logged and leaves it for the next sweep.
+   */
+  async #actOnDeadlines(): Promise<PauseRecord[]> {
+    const { clock, store, logger } = this.#services;
+    const resolved: PauseRecord[] = [];
+    let after: { deadlineAt: number; tenantId: string; pauseId: string } | undefined;
+    for (;;) {
+      const page = await store.pauses.listDueDeadlines({
+        now: clock.now(),
+        limit: SWEEP_PAGE,
+        ...(after === undefined ? {} : { after }),
+      });
+      for (const pause of page) {
+        if (this.#isClosed()) return resolved;
+        try {
+          const done = await actOnDeadline(this.#services, pause);
+          if (done !== undefined) resolved.push(done);
+        } catch (error) {
+          logger.log({
+            level: LogLevel.Warn,
+            event: "sweep.deadline-failed",
+            message: `acting on the deadline of pause ${pause.pauseId} failed: ${error instanceof Error ? error.message : String(error)}`,
+            fields: { executionId: pause.executionId, tenantId: pause.tenantId },
+            at: clock.now(),
+          });
+        }
+      }
+      const last = page.at(-1);
+      if (page.length < SWEEP_PAGE || last?.deadline === undefined) return resolved;
+      after = { deadlineAt: last.deadline.at, tenantId: last.tenantId, pauseId: last.pauseId };
+      await yieldToEventLoop();
     }
   }
 
@@ -163,9 +204,13 @@ export class Recovery {
           at: clock.now(),
         });
       }
+      const handled = new Set<string>();
+      // Deadlines due (reminders, escalations, expiries), each acted on once across instances; the trees
+      // whose pauses they resolved go on at once, like answered ones.
+      const resolved = await this.#actOnDeadlines();
+      await this.#recoverPages(handled, async () => ({ full: false, trees: resolved }));
       // Answered pauses nobody took (their resumer died between the two phases), oldest first, across
       // tenants: found by their own index, so long-waiting trees cannot crowd them out.
-      const handled = new Set<string>();
       let afterPause: { resolvedAt: number; tenantId: string; pauseId: string } | undefined;
       await this.#recoverPages(handled, async () => {
         const page = await store.pauses.listResolvedBefore({
@@ -220,6 +265,11 @@ export class Recovery {
   stop(): void {
     this.#sweep?.cancel();
   }
+}
+
+/** Lets timers and I/O callbacks run (a store that answers synchronously never gives them a turn). */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** The items in a random order (Fisher–Yates). */

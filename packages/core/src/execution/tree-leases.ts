@@ -35,11 +35,15 @@ export class TreeLeases {
     return `${this.#holder}:${this.#acquisitions}`;
   }
 
-  /** Takes the tree's lease, waiting while another holder has it (until it returns, or its lease lapses). */
-  async acquireWaiting(key: string): Promise<Lease> {
+  /**
+   * Takes the tree's lease, waiting while another holder has it (until it returns, or its lease lapses).
+   * `check` runs before each try and gives up the wait by throwing (a caller's aborted signal).
+   */
+  async acquireWaiting(key: string, check: () => void = () => undefined): Promise<Lease> {
     const { store, clock } = this.#services;
     for (;;) {
       this.#assertOpen();
+      check();
       const lease = await store.leases.acquire({
         key,
         holder: this.nextHolder(),

@@ -1,7 +1,13 @@
 import { interrupt } from "@langchain/langgraph";
 import { type PauseAnswerValue, validatePauseAnswer } from "../answering/answer-validation.js";
 import { kindOfChannel, newPauseId, tellWithdrawn, writeAudit } from "../answering/pause-book.js";
-import type { AssembledAgent, AssembledChannel, AssembledTool } from "../assembly/assembled-application.js";
+import { firstDeadline } from "../answering/pause-deadlines.js";
+import type {
+  AssembledAgent,
+  AssembledChannel,
+  AssembledDeadlines,
+  AssembledTool,
+} from "../assembly/assembled-application.js";
 import type { ToolCallApprovalDecisionDto } from "../channels/approval-dtos.js";
 import type { ChannelAskValue } from "../channels/channel-ask.js";
 import type { ChannelHandler } from "../channels/channel-of.js";
@@ -9,6 +15,7 @@ import { ChannelOutcome, MAX_CHANNEL_REF_BYTES } from "../channels/channel-outco
 import { ExecutionContext, type ExecutionFrame, type StepContext } from "../container/execution-context.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
+import { PauseExpiredError } from "../pauses/pause-errors.js";
 import type { PauseAnswer, PauseRecord, ToolResult } from "../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { PauseStep } from "../pauses/pause-step.js";
@@ -122,8 +129,14 @@ export interface ApprovalRequest {
 interface Asking {
   readonly services: RuntimeServices;
   readonly request: ApprovalRequest;
-  /** The tool's channel (a tool that asks has one). */
+  /** The channel asked: the tool's, or a role its deadlines escalated to. */
   readonly channel: AssembledChannel;
+  /** The deadlines of this channel's pause. */
+  readonly deadlines: AssembledDeadlines | undefined;
+  /** How many escalations came before this asking: 0 for the tool's own channel. */
+  readonly level: number;
+  /** The pause this asking's role was escalated from; undefined for the tool's own channel. */
+  readonly escalatedFrom?: PauseRecord | undefined;
   /** The execution frame the step runs in. */
   readonly frame: ExecutionFrame;
   readonly tenantId: string;
@@ -141,10 +154,12 @@ interface Asking {
  */
 export async function awaitApproval(services: RuntimeServices, args: ApprovalRequest): Promise<Approval> {
   const frame = ExecutionContext.current() as ExecutionFrame;
-  const asking: Asking = {
+  let asking: Asking = {
     services,
     request: args,
     channel: args.tool.channel as NonNullable<AssembledTool["channel"]>,
+    deadlines: args.tool.deadlines,
+    level: 0,
     frame,
     tenantId: frame.tenant.tenantId,
     ask: {
@@ -154,14 +169,60 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
       arguments: args.input as Record<string, unknown>,
     },
   };
-  let pause = await findOrCreatePause(asking);
-  if (pause.status === PauseStatus.Pending && !pause.isSent) {
-    const atOnce = await sendOnce(asking, pause);
-    if (atOnce !== undefined) return atOnce;
-    pause = await reread(asking, pause);
+  for (;;) {
+    const found = await findOrCreatePause(asking);
+    if ("removed" in found) {
+      // This level's pause was escalated and then removed by retention while the step waited further
+      // on: its interrupt is passed, and the step goes on with the next level's pause.
+      interrupt({ pauseId: found.next.pauseId });
+      asking = found.removed;
+      continue;
+    }
+    let pause = found;
+    if (pause.status === PauseStatus.Pending && !pause.isSent) {
+      const atOnce = await sendOnce(asking, pause);
+      if (atOnce !== undefined) return atOnce;
+      pause = await reread(asking, pause);
+    }
+    const waited =
+      pause.resolution === PauseResolution.Escalated
+        ? await passEscalated(asking, pause)
+        : await waitAndTake(asking, pause);
+    if (waited.pause.resolution !== PauseResolution.Escalated) {
+      return approvalOf(asking, waited.pause, waited.takenNow);
+    }
+    asking = escalated(asking, waited.pause);
   }
-  const waited = await waitAndTake(asking, pause);
-  return approvalOf(asking, waited.pause, waited.takenNow);
+}
+
+/**
+ * The asking of the role a pause was escalated to: its own pause, keyed by the step's idempotency key
+ * and the escalation's level, so a step run again finds every level's pause where it left it.
+ */
+function escalated(asking: Asking, pause: PauseRecord): Asking {
+  const to = asking.deadlines?.escalate?.to;
+  if (to === undefined || to.name !== pause.answer?.escalatedTo) {
+    throw failed(
+      asking,
+      `pause ${pause.pauseId} was escalated to ${pause.answer?.escalatedTo ?? "another role"}, which ${asking.channel.name}'s deadlines no longer name; the call cannot go on.`,
+    );
+  }
+  return { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1, escalatedFrom: pause };
+}
+
+/**
+ * A pause escalated to another role: its interrupt is passed (each level of a step's escalation holds
+ * one interrupt of its task, in order, so the next level's is its own), and it is taken, once.
+ */
+async function passEscalated(
+  asking: Asking,
+  pause: PauseRecord,
+): Promise<{ pause: PauseRecord; takenNow: boolean }> {
+  const { services, request, tenantId } = asking;
+  interrupt({ pauseId: pause.pauseId });
+  if (pause.status !== PauseStatus.Resolved) return { pause, takenNow: false };
+  await services.store.pauses.take(tenantId, pause.pauseId, { at: services.clock.now() }, request.fence);
+  return { pause, takenNow: false };
 }
 
 /** An {@link AgentFailedError} of the asking agent, at its node. */
@@ -193,38 +254,61 @@ function pauseStepOf(asking: Asking): PauseStep {
   };
 }
 
-/** Finds the step's pause by its idempotency key, or creates it Pending and not yet sent. */
-async function findOrCreatePause(asking: Asking): Promise<PauseRecord> {
+/** The idempotency key of a level's pause: the step's for the tool's own channel, with the level after it. */
+function keyOf(asking: Asking, level = asking.level): string {
+  const key = asking.request.step.idempotencyKey as string;
+  return level === 0 ? key : `${key}#escalation-${level}`;
+}
+
+/**
+ * Finds the step's pause by its idempotency key, or creates it Pending and not yet sent. When the pause
+ * is gone while the next level's exists (retention removed an escalated pause whose step still waits),
+ * it says so instead: `removed` is the next level's asking, `next` its pause.
+ */
+async function findOrCreatePause(
+  asking: Asking,
+): Promise<PauseRecord | { readonly removed: Asking; readonly next: PauseRecord }> {
   const { services, request, channel, frame, tenantId, ask } = asking;
   const { store, clock } = services;
-  const { step, agent, fence } = request;
-  const pauseStep = pauseStepOf(asking);
+  const { agent, fence } = request;
+  const idempotencyKey = keyOf(asking);
   // A re-entered step (the usual case on a resume) finds its record with a read; only a first visit writes.
-  return (
-    (await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, step.idempotencyKey as string)) ??
-    (await store.pauses.findOrCreate(
-      {
-        tenantId,
-        pauseId: newPauseId(),
-        idempotencyKey: step.idempotencyKey as string,
-        threadId: frame.threadId,
-        rootExecutionId: frame.rootExecutionId,
-        executionId: frame.executionId,
-        ownerId: frame.ownerId,
-        status: PauseStatus.Pending,
-        resolution: undefined,
-        isSent: false,
-        channel: channel.name,
-        answeredBy: channel.answeredBy,
-        agent: agent.name,
-        ask,
-        step: pauseStep,
-        answer: undefined,
-        askedAt: clock.now(),
-        resolvedAt: undefined,
-      },
-      fence,
-    ))
+  const found = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey);
+  if (found !== undefined) return found;
+  const to = asking.deadlines?.escalate?.to;
+  const next =
+    to === undefined
+      ? undefined
+      : await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, keyOf(asking, asking.level + 1));
+  if (to !== undefined && next !== undefined) {
+    return { removed: { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1 }, next };
+  }
+  const pauseStep = pauseStepOf(asking);
+  const askedAt = clock.now();
+  const deadlines = firstDeadline(asking.deadlines, askedAt, asking.escalatedFrom);
+  return await store.pauses.findOrCreate(
+    {
+      tenantId,
+      pauseId: newPauseId(),
+      idempotencyKey,
+      threadId: frame.threadId,
+      rootExecutionId: frame.rootExecutionId,
+      executionId: frame.executionId,
+      ownerId: frame.ownerId,
+      status: PauseStatus.Pending,
+      resolution: undefined,
+      isSent: false,
+      channel: channel.name,
+      answeredBy: channel.answeredBy,
+      agent: agent.name,
+      ask,
+      step: pauseStep,
+      answer: undefined,
+      askedAt,
+      resolvedAt: undefined,
+      ...deadlines,
+    },
+    fence,
   );
 }
 
@@ -373,6 +457,27 @@ function approvalOf(asking: Asking, pause: PauseRecord, takenNow: boolean): Appr
   if (pause.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn) {
     // The launch no longer needs this branch: stop it, so its join can go on.
     throw new BranchWithdrawnError(pause.pauseId, pause.answer?.withdrawnBy);
+  }
+  if (pause.resolution === PauseResolution.Expired) return expiredOf(asking, pause, takenNow);
+  return answerOf(pause, asking.request.input, takenNow);
+}
+
+/**
+ * How a pause its deadline resolved goes on: a failure fails the agent (a `PauseExpiredError` as its
+ * cause), a rejection tells the model nobody answered in time, an approval or an answer goes on to the tool.
+ */
+function expiredOf(asking: Asking, pause: PauseRecord, takenNow: boolean): Approval {
+  const failure = pause.answer?.failure;
+  if (failure !== undefined) {
+    const cause = new PauseExpiredError(pause.pauseId, pause.channel, failure.message);
+    throw failed(asking, cause.message, { cause });
+  }
+  const decision = pause.answer?.decision;
+  if (decision !== undefined && !decision.approved) {
+    return {
+      kind: "rejected",
+      message: `the call was rejected: nobody answered ${pause.channel} in time${decision.reason === undefined ? "" : `: ${decision.reason}`}`,
+    };
   }
   return answerOf(pause, asking.request.input, takenNow);
 }

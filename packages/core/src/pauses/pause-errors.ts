@@ -97,3 +97,22 @@ export class PauseIdTakenError extends AgbossError {
     );
   }
 }
+
+/**
+ * Nobody answered a pause before its deadline, and its role's expiry outcome is to fail the step
+ * (`ExpiryOutcome.fail(…)`): the waiting agent fails with this error as its cause.
+ */
+export class PauseExpiredError extends AgbossError {
+  static override readonly kind: string = "PauseExpiredError";
+  readonly pauseId: string;
+  /** The role that was not answered in time. */
+  readonly channel: string;
+  constructor(pauseId: string, channel: string, message: string) {
+    super(
+      ErrorCode.PauseExpired,
+      `Nobody answered ${channel} about pause "${pauseId}" before its deadline: ${message}`,
+    );
+    this.pauseId = pauseId;
+    this.channel = channel;
+  }
+}

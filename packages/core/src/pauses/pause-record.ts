@@ -23,6 +23,21 @@ export interface PauseAnswer {
   readonly cost?: unknown;
   /** For a withdrawn pause: the launch whose decision made it obsolete (the outermost, when several did). */
   readonly withdrawnBy?: { readonly executionId: string; readonly launchId: string } | undefined;
+  /** For an escalated pause: the role asked instead. */
+  readonly escalatedTo?: string | undefined;
+  /** For a pause whose expiry fails its step: the failure's message. */
+  readonly failure?: { readonly message: string } | undefined;
+}
+
+/**
+ * A pending pause's next deadline: when the recovery sweep acts on it next (a reminder, an escalation
+ * or an expiry), and how many reminders were sent so far. The pair is what a sweep claims atomically.
+ */
+export interface PauseDeadline {
+  /** When it is due, on the application's Clock (ms). */
+  readonly at: number;
+  /** How many reminders were sent before it. */
+  readonly reminders: number;
 }
 
 /** One pause: the operational state of a tool call waiting for an answer. */
@@ -61,6 +76,13 @@ export interface PauseRecord {
    * run again after a crash or a takeover uses it instead of calling the tool a second time.
    */
   readonly toolResult?: ToolResult | undefined;
+  /** The next deadline of a Pending pause whose role has deadlines; undefined when it has none. */
+  readonly deadline?: PauseDeadline | undefined;
+  /**
+   * When the pause expires (its role's `expire`, or the one an escalation carried over from the role
+   * asked before), on the application's Clock; undefined when it never does. Set once, when created.
+   */
+  readonly expiresAt?: number | undefined;
 }
 
 /** How a tool call that waited on a pause ended: its output, or the error the model was told (JSON). */

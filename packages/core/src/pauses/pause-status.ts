@@ -21,11 +21,24 @@ export const PauseResolution = {
   Withdrawn: "withdrawn",
   /** `app.cancel`, or its tree ended before an answer. */
   Cancelled: "cancelled",
+  /** Nobody answered in time: the question went to the role its deadlines escalate to. */
+  Escalated: "escalated",
+  /** Nobody answered in time: the role's expiry outcome answered it (a rejection, an approval, an answer, or a failure). */
+  Expired: "expired",
 } as const;
 export type PauseResolution = (typeof PauseResolution)[keyof typeof PauseResolution];
 
 /** The two ways a pause can close without an answer. */
 export type PauseCancellation = typeof PauseResolution.Withdrawn | typeof PauseResolution.Cancelled;
+
+/**
+ * Why a channel is told to take a question back: withdrawn or cancelled (no answer is needed any more),
+ * escalated (another role is asked instead), or expired (its deadline answered it).
+ */
+export type PauseWithdrawalResolution =
+  | PauseCancellation
+  | typeof PauseResolution.Escalated
+  | typeof PauseResolution.Expired;
 
 /** Who may answer a pause. Required on every channel role: there is no default. */
 export const PauseAnswerer = {

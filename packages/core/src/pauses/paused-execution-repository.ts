@@ -1,5 +1,5 @@
 import type { Fence } from "../store/fence.js";
-import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "./pause-record.js";
+import type { PauseAnswer, PauseDeadline, PauseQuery, PauseRecord, ToolResult } from "./pause-record.js";
 import type { PauseResolution } from "./pause-status.js";
 
 /**
@@ -40,12 +40,36 @@ export interface PausedExecutionRepository {
     fence?: Fence,
     channelRef?: unknown,
   ): Promise<PauseRecord | undefined>;
-  /** Pending → Resolved with the answer; undefined when the pause was not Pending. */
+  /**
+   * Pending pauses (of every tenant) whose deadline is due at `now` or before, earliest first (ties by
+   * tenantId, then pauseId), at most `limit` (none for a limit below 1). For the recovery sweep.
+   */
+  listDueDeadlines(args: {
+    now: number;
+    limit: number;
+    /** Only the pauses after this one in that order: the next page of the sweep. */
+    after?: { readonly deadlineAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]>;
+  /**
+   * Moves a Pending pause's deadline from `from` to `to` (undefined: none left) in one conditional
+   * update: of two sweeps claiming the same deadline, exactly one gets the record back, the other
+   * undefined (also when the pause is no longer Pending or its deadline is no longer `from`).
+   */
+  claimDeadline(
+    tenantId: string,
+    pauseId: string,
+    args: { from: PauseDeadline; to: PauseDeadline | undefined },
+  ): Promise<PauseRecord | undefined>;
+  /**
+   * Pending → Resolved with the answer (resolution Replied, or the one given: Escalated or Expired for a
+   * deadline); undefined when the pause was not Pending.
+   */
   resolve(
     tenantId: string,
     pauseId: string,
     answer: PauseAnswer,
     at: number,
+    options?: { resolution?: PauseResolution },
   ): Promise<PauseRecord | undefined>;
   /**
    * Resolved → Taken (or Pending → Taken with `answer` and resolution Decided, for a channel that decided

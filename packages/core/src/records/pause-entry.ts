@@ -20,7 +20,10 @@ export interface PauseEntry {
   /** ISO 8601 on the application's Clock. */
   readonly askedAt: string;
   readonly resolvedAt: string;
-  /** An approval's decision, sensitive fields masked; undefined for a question, or when withdrawn or cancelled. */
+  /**
+   * An approval's decision, sensitive fields masked (an expired pause's is its expiry outcome); undefined
+   * for a question, or when withdrawn, cancelled or escalated.
+   */
   readonly decision: unknown;
   /** A question's answer, sensitive fields masked; undefined for an approval, or when withdrawn or cancelled. */
   readonly answer: unknown;
@@ -29,4 +32,6 @@ export interface PauseEntry {
    * a quorum), named by the execution it belongs to and its step's node id.
    */
   readonly withdrawnBy?: { readonly executionId: string; readonly launchId: string } | undefined;
+  /** For an escalated pause: the role its question went to instead. */
+  readonly escalatedTo?: string | undefined;
 }

@@ -13,6 +13,7 @@ export { StoreUnavailableError } from "../errors/app-errors.js";
 export { PauseIdTakenError } from "../pauses/pause-errors.js";
 export type {
   PauseAnswer,
+  PauseDeadline,
   PauseDecision,
   PauseQuery,
   PauseRecord,

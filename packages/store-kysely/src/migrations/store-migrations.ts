@@ -254,4 +254,39 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema.dropIndex("agboss_pauses_root_idx").execute();
     },
   },
+  {
+    // The recovery sweep's pages of running executions (`listByStatus(statuses, limit, after)`: status = ?,
+    // after the cursor, order by updated_at, tenant_id, execution_id): with the whole order in the index a
+    // page is read from the cursor on and nothing is sorted; the old index sorted every running execution
+    // for each page. It serves every lookup the old one did, which it replaces.
+    name: "executions-status-order-index",
+    async up(db) {
+      await db.schema
+        .createIndex("agboss_executions_status_order_idx")
+        .on("agboss_executions")
+        .columns(["status", "updated_at", "tenant_id", "execution_id"])
+        .execute();
+      await db.schema.dropIndex("agboss_executions_status_idx").execute();
+    },
+  },
+  {
+    // Deadlines of pending pauses (reminders, escalation, expiry): the recovery sweep pages the due ones
+    // (status = 'pending' and next_deadline_at <= now, order by next_deadline_at, tenant_id, pause_id)
+    // straight from this index, and claims each with a compare-and-set on (next_deadline_at,
+    // deadline_reminders), so one instance acts on a deadline, never two.
+    name: "pauses-deadlines",
+    async up(db) {
+      await db.schema.alterTable("agboss_pauses").addColumn("next_deadline_at", "bigint").execute();
+      await db.schema
+        .alterTable("agboss_pauses")
+        .addColumn("deadline_reminders", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable("agboss_pauses").addColumn("expires_at", "bigint").execute();
+      await db.schema
+        .createIndex("agboss_pauses_deadline_idx")
+        .on("agboss_pauses")
+        .columns(["status", "next_deadline_at", "tenant_id", "pause_id"])
+        .execute();
+    },
+  },
 ]);

@@ -117,17 +117,14 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     if (statuses.length === 0 || limit <= 0) return [];
     let query = this.#store.db.selectFrom("agboss_executions").selectAll().where("status", "in", statuses);
     if (after !== undefined) {
+      // One row-value comparison, which both dialects turn into a range of the status index: the page
+      // starts at the cursor instead of at the first running execution.
       query = query.where((eb) =>
-        eb.or([
-          eb("updated_at", ">", after.updatedAt),
-          eb.and([
-            eb("updated_at", "=", after.updatedAt),
-            eb.or([
-              eb("tenant_id", ">", after.tenantId),
-              eb.and([eb("tenant_id", "=", after.tenantId), eb("execution_id", ">", after.executionId)]),
-            ]),
-          ]),
-        ]),
+        eb(
+          eb.refTuple("updated_at", "tenant_id", "execution_id"),
+          ">",
+          eb.tuple(after.updatedAt, after.tenantId, after.executionId),
+        ),
       );
     }
     const rows = await query

@@ -2,6 +2,7 @@ import { type PauseAnswerer, PauseResolution, PauseStatus } from "@agboss/core";
 import type {
   Fence,
   PauseAnswer,
+  PauseDeadline,
   PausedExecutionRepository,
   PauseQuery,
   PauseRecord,
@@ -132,17 +133,13 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         .selectAll()
         .where("status", "=", PauseStatus.Resolved)
         .where("resolved_at", "<", args.before)
+        // One row-value comparison, which both dialects turn into a range of the resolved index.
         .where((eb) =>
-          eb.or([
-            eb("resolved_at", ">", after.resolvedAt),
-            eb.and([
-              eb("resolved_at", "=", after.resolvedAt),
-              eb.or([
-                eb("tenant_id", ">", after.tenantId),
-                eb.and([eb("tenant_id", "=", after.tenantId), eb("pause_id", ">", after.pauseId)]),
-              ]),
-            ]),
-          ]),
+          eb(
+            eb.refTuple("resolved_at", "tenant_id", "pause_id"),
+            ">",
+            eb.tuple(after.resolvedAt, after.tenantId, after.pauseId),
+          ),
         )
         .orderBy("resolved_at", "asc")
         .orderBy("tenant_id", "asc")
@@ -157,6 +154,68 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       limit,
     });
     return rows.map(toPause);
+  }
+
+  async listDueDeadlines(args: {
+    now: number;
+    limit: number;
+    after?: { readonly deadlineAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]> {
+    const limit = Math.min(Math.trunc(args.limit), Number.MAX_SAFE_INTEGER);
+    if (!(limit > 0)) return [];
+    const { after } = args;
+    // Served by agboss_pauses_deadline_idx (status, next_deadline_at, tenant_id, pause_id): a range
+    // from the cursor on, in index order, that stops at the limit.
+    let select = this.#store.db
+      .selectFrom("agboss_pauses")
+      .selectAll()
+      .where("status", "=", PauseStatus.Pending)
+      .where("next_deadline_at", "<=", args.now);
+    if (after !== undefined) {
+      select = select.where((eb) =>
+        eb(
+          eb.refTuple("next_deadline_at", "tenant_id", "pause_id"),
+          ">",
+          eb.tuple(after.deadlineAt, after.tenantId, after.pauseId),
+        ),
+      );
+    }
+    const rows = await select
+      .orderBy("next_deadline_at", "asc")
+      .orderBy("tenant_id", "asc")
+      .orderBy("pause_id", "asc")
+      .limit(limit)
+      .execute();
+    return rows.map(toPause);
+  }
+
+  claimDeadline(
+    tenantId: string,
+    pauseId: string,
+    args: { from: PauseDeadline; to: PauseDeadline | undefined },
+  ): Promise<PauseRecord | undefined> {
+    const { from, to } = args;
+    return inWriteTransaction(this.#store, async (trx) => {
+      const claim = trx
+        .updateTable("agboss_pauses")
+        .set({
+          next_deadline_at: to === undefined ? null : to.at,
+          deadline_reminders: to === undefined ? from.reminders : to.reminders,
+        })
+        .where("tenant_id", "=", tenantId)
+        .where("pause_id", "=", pauseId)
+        .where("status", "=", PauseStatus.Pending)
+        .where("next_deadline_at", "=", from.at)
+        .where("deadline_reminders", "=", from.reminders);
+      if (this.#store.capabilities.supportsReturning) {
+        const row = await claim.returningAll().executeTakeFirst();
+        return row === undefined ? undefined : toPause(row);
+      }
+      const result = await claim.executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return undefined;
+      const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
+      return row === undefined ? undefined : toPause(row);
+    });
   }
 
   markSent(
@@ -179,6 +238,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     pauseId: string,
     answer: PauseAnswer,
     at: number,
+    options: { resolution?: PauseResolution } = {},
   ): Promise<PauseRecord | undefined> {
     return this.#change({
       tenantId,
@@ -186,7 +246,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       from: PauseStatus.Pending,
       set: {
         status: PauseStatus.Resolved,
-        resolution: PauseResolution.Replied,
+        resolution: options.resolution ?? PauseResolution.Replied,
         answer: toJsonText(answer),
         resolved_at: at,
       },
@@ -340,6 +400,9 @@ const PAUSE_COLUMNS = [
   "resolved_at",
   "channel_ref",
   "tool_result",
+  "next_deadline_at",
+  "deadline_reminders",
+  "expires_at",
 ] as const satisfies readonly (keyof PauseTable)[];
 
 function toRow(record: PauseRecord) {
@@ -364,6 +427,9 @@ function toRow(record: PauseRecord) {
     resolved_at: record.resolvedAt ?? null,
     channel_ref: record.channelRef === undefined ? null : toJsonText(record.channelRef),
     tool_result: record.toolResult === undefined ? null : toJsonText(record.toolResult),
+    next_deadline_at: record.deadline === undefined ? null : record.deadline.at,
+    deadline_reminders: record.deadline?.reminders ?? 0,
+    expires_at: record.expiresAt ?? null,
   };
 }
 
@@ -393,5 +459,16 @@ function toPause(row: Selectable<PauseTable>): PauseRecord {
     ...(row.tool_result === null || row.tool_result === undefined
       ? {}
       : { toolResult: fromJsonText(row.tool_result) as ToolResult }),
+    ...(row.next_deadline_at === null || row.next_deadline_at === undefined
+      ? {}
+      : {
+          deadline: {
+            at: toMillis(row.next_deadline_at),
+            reminders: toNumber(row.deadline_reminders),
+          },
+        }),
+    ...(row.expires_at === null || row.expires_at === undefined
+      ? {}
+      : { expiresAt: toMillis(row.expires_at) }),
   };
 }

@@ -80,6 +80,12 @@ export interface PauseTable {
   channel_ref: string | null;
   /** JSON: what the tool call of a Taken pause returned ({ output } or { error }); null until it returned. */
   tool_result: string | null;
+  /** When the sweep acts on a Pending pause next (a reminder, an escalation, an expiry); null when never. */
+  next_deadline_at: NullableMillisColumn;
+  /** How many reminders were sent before that deadline: with it, what a sweep claims atomically. */
+  deadline_reminders: IntegerColumn;
+  /** When a pause expires (set once, when created); null when it never does. */
+  expires_at: NullableMillisColumn;
 }
 
 /** `agboss_checkpoints`: LangGraph checkpoints without their channel values. */

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, test } from "vitest";
 import { budgetCases } from "./budget-cases.js";
 import { checkpointerCases } from "./checkpointer-cases.js";
 import type { ConformanceContext } from "./conformance-context.js";
+import { deadlineCases } from "./deadline-cases.js";
 import { executionCases } from "./execution-cases.js";
 import { fencingCases } from "./fencing-cases.js";
 import { leaseCases } from "./lease-cases.js";
@@ -71,6 +72,7 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     executionCases(context);
     leaseCases(context);
     pauseCases(context);
+    deadlineCases(context);
     fencingCases(context);
     checkpointerCases(context);
     budgetCases(context);

@@ -80,6 +80,39 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(app.get(Desk).refunds).toHaveLength(1);
   });
 
+  test("paging through running trees too recent to recover, the sweep gives the event loop a turn between pages", async ({
+    app,
+    store,
+    clock,
+  }) => {
+    // 250 running trees, just updated (inside the sweep's grace): two full pages and a short one, none
+    // of them recovered, so nothing but the store is awaited while the sweep pages through them.
+    for (let i = 0; i < 250; i += 1) {
+      await store.executions.save({
+        tenantId: "acme",
+        executionId: `recent-${i}`,
+        rootExecutionId: `recent-${i}`,
+        parentExecutionId: undefined,
+        threadId: `t-recent-${i}`,
+        workflowName: "office-workflow",
+        status: ExecutionStatus.Running,
+        startedAt: clock.now(),
+        updatedAt: clock.now(),
+        record: {},
+      });
+    }
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns += 1;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    await app.sweepOnce(RETENTION_MS);
+    counting = false;
+    expect(turns).toBeGreaterThanOrEqual(2);
+  });
+
   test("a tree whose holder died after taking its answer is carried on by the sweep once the lease lapsed: the tool runs once, one finish", async ({
     app,
     mockLlm,

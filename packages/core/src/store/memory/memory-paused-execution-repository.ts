@@ -1,5 +1,11 @@
 import { PauseIdTakenError } from "../../pauses/pause-errors.js";
-import type { PauseAnswer, PauseQuery, PauseRecord, ToolResult } from "../../pauses/pause-record.js";
+import type {
+  PauseAnswer,
+  PauseDeadline,
+  PauseQuery,
+  PauseRecord,
+  ToolResult,
+} from "../../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../../pauses/pause-status.js";
 import type { PausedExecutionRepository } from "../../pauses/paused-execution-repository.js";
 import type { Fence } from "../fence.js";
@@ -96,6 +102,52 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
       .map(copy);
   }
 
+  async listDueDeadlines(args: {
+    now: number;
+    limit: number;
+    after?: { readonly deadlineAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]> {
+    if (!(args.limit >= 1)) return [];
+    const { after } = args;
+    const atOf = (p: PauseRecord) => (p.deadline as PauseDeadline).at;
+    const isAfter = (p: PauseRecord) =>
+      after === undefined ||
+      atOf(p) > after.deadlineAt ||
+      (atOf(p) === after.deadlineAt &&
+        (compare(p.tenantId, after.tenantId) > 0 ||
+          (p.tenantId === after.tenantId && compare(p.pauseId, after.pauseId) > 0)));
+    return [...this.#pauses.values()]
+      .filter(
+        (p) =>
+          p.status === PauseStatus.Pending &&
+          p.deadline !== undefined &&
+          p.deadline.at <= args.now &&
+          isAfter(p),
+      )
+      .sort((a, b) => atOf(a) - atOf(b) || compare(a.tenantId, b.tenantId) || compare(a.pauseId, b.pauseId))
+      .slice(0, Math.trunc(args.limit))
+      .map(copy);
+  }
+
+  async claimDeadline(
+    tenantId: string,
+    pauseId: string,
+    args: { from: PauseDeadline; to: PauseDeadline | undefined },
+  ): Promise<PauseRecord | undefined> {
+    const current = this.#pauses.get(key(tenantId, pauseId));
+    const deadline = current?.deadline;
+    if (
+      deadline === undefined ||
+      deadline.at !== args.from.at ||
+      deadline.reminders !== args.from.reminders
+    ) {
+      return undefined;
+    }
+    return this.#change(tenantId, pauseId, PauseStatus.Pending, {
+      deadline: args.to === undefined ? undefined : { at: args.to.at, reminders: args.to.reminders },
+    });
+  }
+
   async markSent(
     tenantId: string,
     pauseId: string,
@@ -116,10 +168,11 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
     pauseId: string,
     answer: PauseAnswer,
     at: number,
+    options: { resolution?: PauseResolution } = {},
   ): Promise<PauseRecord | undefined> {
     return this.#change(tenantId, pauseId, PauseStatus.Pending, {
       status: PauseStatus.Resolved,
-      resolution: PauseResolution.Replied,
+      resolution: options.resolution ?? PauseResolution.Replied,
       answer: copy(answer),
       resolvedAt: at,
     });
