@@ -122,6 +122,12 @@ export type {
 } from "./execution/execution-events.js";
 export type { ExecutionOutput } from "./execution/execution-output.js";
 export {
+  type ExecutionBeginEvent,
+  type ExecutionRestEvent,
+  ExecutionStream,
+  type ExecutionStreamEvent,
+} from "./execution/execution-stream.js";
+export {
   BranchVerdict,
   type QuorumBranchResult,
   QuorumDecidedBy,
@@ -202,6 +208,12 @@ export type { ChildExecutionRecord, ExecutionRecord, ExecutionStep } from "./rec
 export { ExecutionStatus } from "./records/execution-status.js";
 export type { PauseEntry } from "./records/pause-entry.js";
 export type { ComponentRecord, StepRecord } from "./records/step.js";
+export type {
+  ProgressEvent,
+  StreamError,
+  StreamEventBase,
+  StreamToolCall,
+} from "./services/progress.js";
 // For applications, the store is something to configure; what a store author needs is in
 // `@agboss/core/store`.
 export { LeaseLostError } from "./store/fence.js";

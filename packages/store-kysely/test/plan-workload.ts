@@ -201,6 +201,11 @@ export async function runPlanWorkload(options: PlanWorkloadOptions): Promise<{
         pauseId: answered.pauseId,
       },
     });
+    await store.pauses.listDueDeadlines({
+      now: Date.now(),
+      limit: 100,
+      after: { deadlineAt: 0, tenantId: PLAN_TENANT, pauseId: answered.pauseId },
+    });
     const sweep = statements(queries);
     return { paths: { pause, resume, sweep }, seeded };
   } finally {

@@ -13,7 +13,7 @@ import { type BudgetLimits, checkBudgetLimits } from "../budgets/budget.js";
 import type { WorkflowInput, WorkflowOutput } from "../components/workflow-start-of.js";
 import { type AnyClass, describeClass } from "../container/component-registry.js";
 import type { Container } from "../container/container.js";
-import type { Tenant } from "../container/execution-context.js";
+import type { ExecutionFrame, Tenant } from "../container/execution-context.js";
 import { parseDto } from "../dto/dto.js";
 import { maskWith } from "../dto/sensitive.js";
 import { UnknownWorkflowStartError } from "../errors/app-errors.js";
@@ -30,6 +30,7 @@ import { ExecutionAbortedError } from "../execution/execution-errors.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
 import type { ExecutionOutput } from "../execution/execution-output.js";
 import { ExecutionRecorder } from "../execution/execution-recorder.js";
+import { type ExecutionBeginEvent, ExecutionStream } from "../execution/execution-stream.js";
 import { TreeMover } from "../execution/pass.js";
 import { Recovery } from "../execution/recovery.js";
 import { tenantOf, threadOpenFor } from "../execution/start.js";
@@ -165,13 +166,42 @@ export class App {
    * the start's declared DTOs (`extends WorkflowStartOf<Input, Output>`, or `agboss types`); without
    * them, `input` is any record and `output` is `unknown`.
    */
-  async execute<TStart extends AnyClass>(
+  execute<TStart extends AnyClass>(
     start: TStart,
     input: WorkflowInput<TStart>,
     options: ExecuteOptions,
   ): Promise<ExecutionOutput<WorkflowOutput<TStart>>> {
+    return this.#execute(start, input, options, undefined);
+  }
+
+  /**
+   * Starts a workflow like {@link execute} and streams what it does as it happens: the model turns,
+   * the tool calls, the pauses asked and answered, the budgets charged, and last how it came to rest.
+   * `result` is what `execute` would have returned. The run never waits for the reader.
+   *
+   * @example
+   * const run = app.stream(RefundWorkflowStart, { text: "Refund ord_1" }, { ownerId: "customer-7" });
+   * for await (const event of run) if (event.type === "tool.started") console.log(`running ${event.tool}…`);
+   * const { output } = await run.result;
+   */
+  stream<TStart extends AnyClass>(
+    start: TStart,
+    input: WorkflowInput<TStart>,
+    options: ExecuteOptions,
+  ): ExecutionStream<WorkflowOutput<TStart>> {
+    return new ExecutionStream((listen) => this.#execute(start, input, options, listen), this.#now);
+  }
+
+  readonly #now = (): string => new Date(this.#services.clock.now()).toISOString();
+
+  async #execute<TStart extends AnyClass>(
+    start: TStart,
+    input: WorkflowInput<TStart>,
+    options: ExecuteOptions,
+    progress: ExecutionFrame["progress"],
+  ): Promise<ExecutionOutput<WorkflowOutput<TStart>>> {
     this.#assertOpen();
-    notAborted("app.execute", options.signal);
+    signalOf("app.execute", "ExecuteOptions", options);
     const flow = this.#flowOf(start);
     const value = parseDto(flow.start.input, input, `the input of ${flow.start.name}`);
     const budget = options.budget === undefined ? undefined : checkBudgetLimits("budget", options.budget);
@@ -241,6 +271,16 @@ export class App {
       ...this.#events.base(tree.frame),
       input: maskWith(flow.start.input.schema, value),
     });
+    progress?.(
+      begun({
+        type: "execution.started",
+        executionId,
+        rootExecutionId: executionId,
+        threadId,
+        at: this.#now(),
+        workflow: flow.workflow.name,
+      }),
+    );
     // The finish validated the output against the DTO that WorkflowOutput names.
     return this.#mover.move({
       tree,
@@ -248,6 +288,7 @@ export class App {
       first: { run: { reset: { executionId, input: value } }, visit: { set: null } },
       withRecord: options.record === true,
       signal: options.signal,
+      progress,
     }) as Promise<ExecutionOutput<WorkflowOutput<TStart>>>;
   }
 
@@ -259,24 +300,38 @@ export class App {
    * @example
    * await app.resume({ pauseId, decision: { approved: true } }, { tenantId: "acme", answeredBy: "manager-17" });
    */
-  async resume<TRole = unknown>(
+  resume<TRole = unknown>(request: ResumeRequest<TRole>, options: ResumeOptions): Promise<ExecutionOutput> {
+    return this.#resume(request, options, undefined);
+  }
+
+  /**
+   * Answers a pause like {@link resume} and streams what the tree does from there, as {@link stream}
+   * does for a start; `result` is what `resume` would have returned. For a webhook that must reply fast,
+   * use {@link answer} instead.
+   */
+  streamResume<TRole = unknown>(request: ResumeRequest<TRole>, options: ResumeOptions): ExecutionStream {
+    return new ExecutionStream((listen) => this.#resume(request, options, listen), this.#now);
+  }
+
+  async #resume<TRole = unknown>(
     request: ResumeRequest<TRole>,
     options: ResumeOptions,
+    progress: ExecutionFrame["progress"],
   ): Promise<ExecutionOutput> {
     this.#assertOpen();
-    const { signal } = options;
-    notAborted("app.resume", signal);
+    // Read as the caller passed it: a missing credential is phase 1's DtoValidationError.
+    const signal = signalOf("app.resume", "ResumeOptions", options);
     // Phase 2 starts in phase 1's commit when the tree's lease is free: taken and the tree marked running.
     const { resolved, responder, claimed } = await recordAnswer(this.#services, request, options, (r) =>
       this.#claim(r),
     );
     const withRecord = options.record === true;
     if (claimed !== undefined)
-      return this.#moveAnswered({ ...claimed, resolved, responder, withRecord, signal });
+      return this.#moveAnswered({ ...claimed, resolved, responder, withRecord, signal, progress });
     const lease = await this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`, () =>
       abortedWaiting(resolved, signal),
     );
-    return this.#moveAnswered({ lease, resolved, responder, withRecord, signal });
+    return this.#moveAnswered({ lease, resolved, responder, withRecord, signal, progress });
   }
 
   /**
@@ -313,8 +368,7 @@ export class App {
     options: AnswerOptions,
   ): Promise<AnswerReceipt> {
     this.#assertOpen();
-    const { signal } = options;
-    notAborted("app.answer", signal);
+    const signal = signalOf("app.answer", "AnswerOptions", options);
     const { resolved, responder } = await recordAnswer(this.#services, request, options);
     const { tenantId } = resolved;
     const moving = (async () => {
@@ -356,12 +410,13 @@ export class App {
     readonly responder: string;
     readonly withRecord: boolean;
     readonly signal: AbortSignal | undefined;
+    readonly progress?: ExecutionFrame["progress"];
     /** The tree, when phase 1 already read it under the lease and marked it running. */
     readonly tree?: Tree | undefined;
     /** Why phase 1 could not read the tree it claimed. */
     readonly failed?: unknown;
   }): Promise<ExecutionOutput> {
-    const { lease, resolved, responder, withRecord, signal } = args;
+    const { lease, resolved, responder, withRecord, signal, progress } = args;
     let tree: Tree;
     try {
       if ("failed" in args) throw args.failed;
@@ -374,12 +429,26 @@ export class App {
       await this.#services.store.leases.release(lease).catch(() => undefined);
       throw error;
     }
+    const pauseId = resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined;
     await this.#events.emit("onExecutionResume", {
       ...this.#events.base(tree.frame),
-      pauseId: resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined,
+      pauseId,
       answeredBy: responder,
     });
-    return this.#mover.move({ tree, lease, first: CONTINUE, withRecord, signal });
+    const { frame } = tree;
+    progress?.(
+      begun({
+        type: "execution.resumed",
+        executionId: frame.executionId,
+        rootExecutionId: frame.rootExecutionId,
+        threadId: frame.threadId,
+        at: this.#now(),
+        workflow: frame.workflow.name,
+        pauseId,
+        answeredBy: responder,
+      }),
+    );
+    return this.#mover.move({ tree, lease, first: CONTINUE, withRecord, signal, progress });
   }
 
   /** The application's pauses, for an inbox or an admin panel. A Channel pause's id is never shown. */
@@ -504,9 +573,23 @@ export class App {
   }
 }
 
-/** Refuses a call whose signal is aborted already, before it records anything. */
-function notAborted(call: string, signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new ExecutionAbortedError({ call, reason: signal.reason });
+/** A stream's first event, checked against its type. */
+function begun(event: ExecutionBeginEvent): ExecutionBeginEvent {
+  return event;
+}
+
+/**
+ * The `signal` of a call's options: checked to be an `AbortSignal`, and refused when it is aborted
+ * already, before the call records anything.
+ */
+function signalOf(call: string, optionsName: string, options: unknown): AbortSignal | undefined {
+  const signal = (options as { signal?: unknown } | null | undefined)?.signal;
+  if (signal === undefined) return undefined;
+  if (!(signal instanceof AbortSignal)) {
+    throw new DtoValidationError(optionsName, [{ path: "signal", message: "a signal is an AbortSignal" }]);
+  }
+  if (signal.aborted) throw new ExecutionAbortedError({ call, reason: signal.reason });
+  return signal;
 }
 
 /** Gives up waiting for an answered tree's lease once the caller's signal aborted: the sweep takes the answer. */

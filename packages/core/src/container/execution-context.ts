@@ -33,6 +33,11 @@ export interface ExecutionFrame {
   readonly step: StepContext | undefined;
   /** Aborts when the step times out or the execution is cancelled. */
   readonly signal: AbortSignal;
+  /**
+   * @internal Hears what the run does as it happens (`app.stream`): model turns, tool calls, pauses.
+   * Undefined when nobody listens, so a run that is not streamed builds no event.
+   */
+  readonly progress?: ((event: { readonly type: string }) => void) | undefined;
   /** The parallel-launch branches the current step runs under, outermost first; undefined outside any. */
   readonly branch?:
     | {

@@ -72,8 +72,10 @@ export class TreeMover {
     readonly withRecord: boolean;
     /** The caller's signal: aborting it stops the pass, leaving the tree running for recovery. */
     readonly signal?: AbortSignal | undefined;
+    /** Hears what the pass's steps do as they happen (`app.stream`). */
+    readonly progress?: ExecutionFrame["progress"];
   }): Promise<ExecutionOutput> {
-    const { tree, lease, first, withRecord, signal } = args;
+    const { tree, lease, first, withRecord, signal, progress } = args;
     const controller = new AbortController();
     this.running.set(lease.key, controller);
     const onAbort = () =>
@@ -94,7 +96,7 @@ export class TreeMover {
       withRecord,
       controller,
       graph: this.#graphs.get(tree.flow.start.cls) as CompiledFlow,
-      frame: { ...tree.frame, signal: controller.signal },
+      frame: { ...tree.frame, signal: controller.signal, progress },
       holdsLaunch: flowHoldsLaunch(
         tree.flow,
         (start) => this.#services.assembled.flows.get(start) as AssembledFlow,

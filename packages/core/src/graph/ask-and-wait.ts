@@ -17,9 +17,10 @@ import { AgentFailedError } from "../errors/step-failed-error.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import { PauseExpiredError } from "../pauses/pause-errors.js";
 import type { PauseAnswer, PauseRecord, ToolResult } from "../pauses/pause-record.js";
-import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import { PauseAnswerer, PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { PauseStep } from "../pauses/pause-step.js";
 import type { BranchPath } from "../records/branch-path.js";
+import { tellProgress } from "../services/progress.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { Fence } from "../store/fence.js";
 import type { LoopState } from "./flow-state.js";
@@ -181,7 +182,8 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
     let pause = found;
     if (pause.status === PauseStatus.Pending && !pause.isSent) {
       const atOnce = await sendOnce(asking, pause);
-      if (atOnce !== undefined) return atOnce;
+      tellPause(asking, pause, "asked");
+      if (atOnce !== undefined) return told(asking, pause, atOnce);
       pause = await reread(asking, pause);
     }
     const waited =
@@ -189,10 +191,41 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
         ? await passEscalated(asking, pause)
         : await waitAndTake(asking, pause);
     if (waited.pause.resolution !== PauseResolution.Escalated) {
-      return approvalOf(asking, waited.pause, waited.takenNow);
+      try {
+        return told(asking, waited.pause, approvalOf(asking, waited.pause, waited.takenNow));
+      } catch (error) {
+        if (error instanceof BranchWithdrawnError) tellPause(asking, waited.pause, "withdrawn");
+        throw error;
+      }
     }
     asking = escalated(asking, waited.pause);
   }
+}
+
+/** Tells a streamed run's listener about a step's pause; a channel's pause is named without its id. */
+function tellPause(
+  asking: Asking,
+  pause: PauseRecord,
+  what: "asked" | "withdrawn" | "approved" | "answered" | "rejected",
+): void {
+  const { request } = asking;
+  tellProgress(asking.services, asking.frame, () => {
+    const named = {
+      pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
+      tool: request.tool.name,
+      callId: request.call.id,
+      agent: request.agent.name,
+    };
+    if (what === "asked") return { type: "pause.asked", ...named, role: asking.channel.name };
+    if (what === "withdrawn") return { type: "pause.withdrawn", ...named };
+    return { type: "pause.answered", ...named, outcome: what };
+  });
+}
+
+/** Tells the listener how the step's pause was answered, and returns the approval. */
+function told(asking: Asking, pause: PauseRecord, approval: Approval): Approval {
+  tellPause(asking, pause, approval.kind);
+  return approval;
 }
 
 /**

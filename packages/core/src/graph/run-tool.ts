@@ -1,7 +1,9 @@
 import type { AssembledTool } from "../assembly/assembled-application.js";
 import { DEFAULT_TOOL_TIMEOUT, type ToolHandler } from "../components/tool.js";
 import { ExecutionContext, type StepContext } from "../container/execution-context.js";
+import { maskWith } from "../dto/sensitive.js";
 import { ToolTimeoutError } from "../errors/runtime-errors.js";
+import { streamErrorOf, tellProgress } from "../services/progress.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { toMilliseconds } from "../time/duration.js";
 
@@ -46,8 +48,28 @@ export async function runTool(
           ? (handler as ToolHandler<unknown, unknown>).run(input)
           : handler.run(input, answer),
       );
+    const named = { tool: tool.name, callId: step.callId, agent: step.agent };
+    tellProgress(services, outer, () => ({
+      type: "tool.started",
+      ...named,
+      arguments: maskWith(tool.options.input.schema, input),
+    }));
     const running = frame === undefined ? call() : ExecutionContext.run(frame, call);
-    return await Promise.race([running, timedOut]);
+    try {
+      const output = await Promise.race([running, timedOut]);
+      tellProgress(services, outer, () => ({
+        type: "tool.returned",
+        ...named,
+        output: maskWith(tool.options.output.schema, output),
+      }));
+      return output;
+    } catch (error) {
+      // A pass stopped from outside (cancelled, aborted, closed) is no failure of the tool.
+      if (outer?.signal.aborted !== true) {
+        tellProgress(services, outer, () => ({ type: "tool.failed", ...named, error: streamErrorOf(error) }));
+      }
+      throw error;
+    }
   } finally {
     timer?.cancel();
     outer?.signal.removeEventListener("abort", onOuterAbort);

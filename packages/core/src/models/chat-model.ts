@@ -42,6 +42,12 @@ export interface ChatRequest {
   /** Who asks, e.g. `agent:refund-agent`; scripted models and traces use it. */
   readonly caller: string;
   readonly signal?: AbortSignal;
+  /**
+   * Set when someone follows the run as it happens (`app.stream`): a model that can stream calls it
+   * with each piece of its answer's text as it arrives, and still returns the whole response. A model
+   * that cannot may ignore it; the turn's text is streamed whole when the turn ends.
+   */
+  readonly onText?: ((text: string) => void) | undefined;
 }
 
 /** What a model answered. */

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import {
   AIMessage,
+  type AIMessageChunk,
   type BaseMessage,
   HumanMessage,
   SystemMessage,
@@ -42,6 +43,25 @@ function textOf(content: AIMessage["content"]): string {
 }
 
 /**
+ * Streams a turn: each chunk's text is passed on as it arrives, and the chunks are joined into the
+ * whole message (LangChain joins tool-call pieces and usage too).
+ */
+async function streamed(
+  model: Pick<BaseChatModel, "stream">,
+  messages: BaseMessage[],
+  onText: (text: string) => void,
+  signal: AbortSignal | undefined,
+): Promise<AIMessage> {
+  let whole: AIMessageChunk | undefined;
+  for await (const chunk of await model.stream(messages, { signal })) {
+    const text = textOf(chunk.content);
+    if (text !== "") onText(text);
+    whole = whole === undefined ? chunk : whole.concat(chunk);
+  }
+  return whole ?? new AIMessage("");
+}
+
+/**
  * Lets any LangChain chat model serve AGBoss: messages and tools are translated both ways.
  *
  * @example
@@ -58,9 +78,11 @@ export function fromLangChain(model: BaseChatModel): ChatModel {
         tools.length > 0 && model.bindTools
           ? model.bindTools(tools, request.toolChoice === "required" ? { tool_choice: "required" } : {})
           : model;
-      const reply = (await bound.invoke(request.messages.map(toLangChain), {
-        signal: request.signal,
-      })) as AIMessage;
+      const messages = request.messages.map(toLangChain);
+      const reply =
+        request.onText === undefined
+          ? ((await bound.invoke(messages, { signal: request.signal })) as AIMessage)
+          : await streamed(bound, messages, request.onText, request.signal);
       const usage = reply.usage_metadata;
       return {
         content: textOf(reply.content),

@@ -1,4 +1,5 @@
 import type { AnyClass } from "../container/component-registry.js";
+import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { LogLevel } from "../logging/logger.js";
 import type { ChatRequest, ChatResponse, ModelUsage } from "../models/chat-model.js";
 import type { DecisionRequest, DecisionResponse } from "../models/decision-model.js";
@@ -8,6 +9,7 @@ import { type SensitiveSource, sensitiveValuesOf } from "../pii/sensitive-values
 import { agentSensitiveSources } from "./agent-sensitive-sources.js";
 import { type AppliedBudget, budgetsOf, chargeBudgets, checkBudgets } from "./budget-guard.js";
 import { piiPoliciesOf } from "./pii-policies.js";
+import { tellProgress } from "./progress.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** Who a model call is made for: the budgets it counts against and the policies it reads through. @internal */
@@ -76,6 +78,15 @@ async function spend<T extends { readonly usage?: ModelUsage }>(
   }
   await chargeBudgets(services, budgets, result.usage);
   trace(services, call, { caller, usage: result.usage, failed: false });
+  if (budgets.length > 0) {
+    tellProgress(services, ExecutionContext.current(), () => ({
+      type: "budget.spent",
+      caller,
+      model: call.modelId,
+      usage: result.usage,
+      budgets: budgets.map((b) => ({ level: b.level, name: b.name })),
+    }));
+  }
   return result;
 }
 
@@ -118,10 +129,41 @@ export async function callChatModel(services: RuntimeServices, call: ModelCall):
     },
     caller,
   );
+  const frame = ExecutionContext.current();
+  // Pieces of a shielded answer hold tokens, not values (and a token may be cut in two): its text is
+  // streamed whole, revealed, when the turn ends.
   const request =
-    map === undefined ? call.request : { ...call.request, messages: hideMessages(map, messages) };
+    map !== undefined
+      ? { ...call.request, messages: hideMessages(map, messages) }
+      : frame?.progress === undefined
+        ? call.request
+        : { ...call.request, onText: textListener(services, frame, call) };
   const response = await spend(services, call, caller, () => model.invoke(request));
-  return map === undefined ? response : revealResponse(map, response, caller);
+  const revealed = map === undefined ? response : revealResponse(map, response, caller);
+  tellProgress(services, frame, () => ({
+    type: "model.turn",
+    caller,
+    model: call.modelId,
+    text: revealed.content,
+    toolCalls: revealed.toolCalls.map((c) => ({ id: c.id, name: c.name })),
+    usage: revealed.usage,
+  }));
+  return revealed;
+}
+
+/** What a model that streams calls with each piece of its text, for the run's listener. */
+function textListener(
+  services: RuntimeServices,
+  frame: ExecutionFrame,
+  call: ModelCall,
+): (text: string) => void {
+  return (text) =>
+    tellProgress(services, frame, () => ({
+      type: "model.text",
+      caller: call.request.caller,
+      model: call.modelId,
+      text,
+    }));
 }
 
 /** One decision-model call (a yes / no with a probability). @internal */

@@ -1,6 +1,7 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
+import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, test } from "vitest";
 import { fromLangChain } from "../../src/models/langchain-chat-model.js";
 
@@ -21,6 +22,44 @@ class SameCallsModel extends BaseChatModel {
       tool_calls: this.calls.map((c) => ({ ...c, type: "tool_call" })),
     });
     return { generations: [{ text: "", message }] };
+  }
+}
+
+/** A LangChain chat model that streams its answer in pieces: text, then a tool call cut in two, then usage. */
+class ChunkedModel extends BaseChatModel {
+  streamed = 0;
+  _llmType() {
+    return "chunked";
+  }
+  override bindTools() {
+    return this;
+  }
+  async _generate(): Promise<ChatResult> {
+    throw new Error("this model only streams");
+  }
+  override async *_streamResponseChunks(): AsyncGenerator<ChatGenerationChunk> {
+    this.streamed += 1;
+    const pieces = [
+      new AIMessageChunk({ content: "Refunding " }),
+      new AIMessageChunk({ content: "ord_1" }),
+      new AIMessageChunk({
+        content: "",
+        tool_call_chunks: [
+          { id: "call_1", name: "refund", args: '{"orderId":', index: 0, type: "tool_call_chunk" },
+        ],
+      }),
+      new AIMessageChunk({
+        content: "",
+        tool_call_chunks: [{ args: '"ord_1"}', index: 0, type: "tool_call_chunk" }],
+        usage_metadata: { input_tokens: 12, output_tokens: 5, total_tokens: 17 },
+      }),
+    ];
+    for (const message of pieces) {
+      yield new ChatGenerationChunk({
+        message,
+        text: typeof message.content === "string" ? message.content : "",
+      });
+    }
   }
 }
 
@@ -50,5 +89,27 @@ describe("fromLangChain", () => {
   test("a provider's own tool call id is kept", async () => {
     const model = fromLangChain(new SameCallsModel([{ id: "call_abc", name: "refund", args: {} }]));
     expect((await model.invoke(request)).toolCalls.map((c) => c.id)).toEqual(["call_abc"]);
+  });
+
+  test("with onText, a streaming model's text is passed on piece by piece, and the turn is the pieces joined", async () => {
+    const model = fromLangChain(new FakeListChatModel({ responses: ["Refunded ord_1"] }));
+    const pieces: string[] = [];
+    const response = await model.invoke({ ...request, tools: [], onText: (text) => pieces.push(text) });
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.join("")).toBe("Refunded ord_1");
+    expect(response.content).toBe("Refunded ord_1");
+    // Without onText the model is invoked as before.
+    expect((await model.invoke({ ...request, tools: [] })).content).toBe("Refunded ord_1");
+  });
+
+  test("a streamed turn keeps its tool call, cut in two across chunks, and its usage", async () => {
+    const chunked = new ChunkedModel({});
+    const pieces: string[] = [];
+    const response = await fromLangChain(chunked).invoke({ ...request, onText: (text) => pieces.push(text) });
+    expect(chunked.streamed).toBe(1);
+    expect(pieces).toEqual(["Refunding ", "ord_1"]);
+    expect(response.content).toBe("Refunding ord_1");
+    expect(response.toolCalls).toEqual([{ id: "call_1", name: "refund", arguments: { orderId: "ord_1" } }]);
+    expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 5 });
   });
 });

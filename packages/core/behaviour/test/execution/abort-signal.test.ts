@@ -6,6 +6,7 @@ import {
   type ChatResponse,
   callTool,
   Dto,
+  DtoValidationError,
   ExecutionAbortedError,
   ExecutionContext,
   ExecutionStatus,
@@ -255,6 +256,26 @@ onEachBackendAndPostgres(LookupApplication, (test) => {
 });
 
 onEachBackendAndPostgres(OfficeApplication, (test) => {
+  test("a signal that is no AbortSignal is a DtoValidationError naming it, on execute, resume and answer", async ({
+    app,
+    mockLlm,
+  }) => {
+    const bad = { signal: "soon" } as unknown as { signal: AbortSignal };
+    const started = await app
+      .execute(OfficeWorkflowStart, { text: "x" }, { ownerId: "alice", tenant: acme, ...bad })
+      .catch((e: unknown) => e);
+    expect(started).toBeInstanceOf(DtoValidationError);
+    expect((started as DtoValidationError).issues.map((i) => i.path)).toEqual(["signal"]);
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-bad-signal");
+    for (const call of [app.resume.bind(app), app.answer.bind(app)]) {
+      const error = await call(
+        { pauseId, decision: { approved: true } },
+        { tenantId: acme.tenantId, answeredBy: "manager-1", ...bad },
+      ).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DtoValidationError);
+    }
+  });
+
   test("a resume aborted in the model turn after the approved tool: the tool's result is kept, and the sweep finishes without running it again", async ({
     app,
     mockLlm,

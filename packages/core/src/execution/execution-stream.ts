@@ -1,0 +1,153 @@
+import type { ProgressEvent, StreamError, StreamEventBase } from "../services/progress.js";
+import { streamErrorOf } from "../services/progress.js";
+import type { ExecutionOutput } from "./execution-output.js";
+
+/** How a streamed run came to rest: its last event. */
+export type ExecutionRestEvent<TOutput = unknown> = StreamEventBase &
+  (
+    | {
+        /** The run completed; `output` is what `execute` / `resume` resolves with. */
+        readonly type: "execution.finished";
+        readonly output: ExecutionOutput<TOutput>;
+      }
+    | {
+        /** The run rests on pauses (`output.pending`); `output` is what `execute` / `resume` resolves with. */
+        readonly type: "execution.paused";
+        readonly output: ExecutionOutput<TOutput>;
+      }
+    | {
+        /** The run failed, was cancelled, or was stopped: `error` is what `execute` / `resume` rejects with. */
+        readonly type: "execution.failed";
+        readonly error: StreamError;
+      }
+  );
+
+/** How a streamed run began: its first event. */
+export type ExecutionBeginEvent = StreamEventBase &
+  (
+    | {
+        /** `app.stream` stored the new execution; the run starts. */
+        readonly type: "execution.started";
+        readonly workflow: string;
+      }
+    | {
+        /** `app.streamResume` recorded the answer and took the tree; the run goes on. */
+        readonly type: "execution.resumed";
+        readonly workflow: string;
+        /** The answered pause's id; undefined for a pause a channel answers. */
+        readonly pauseId: string | undefined;
+        readonly answeredBy: string;
+      }
+  );
+
+/**
+ * Every event of a streamed run: how it began, what its steps do as it happens, then how it came to
+ * rest.
+ */
+export type ExecutionStreamEvent<TOutput = unknown> =
+  | ExecutionBeginEvent
+  | ProgressEvent
+  | ExecutionRestEvent<TOutput>;
+
+/**
+ * A run as it happens: iterate it for its events (`for await (const event of app.stream(…))`), and
+ * read `result` for what `execute` / `resume` would have returned. The last event is always
+ * `execution.finished`, `execution.paused` or `execution.failed`; after `execution.failed` the loop
+ * throws the run's error, as `execute` would. The run never waits for the reader: events queue until
+ * they are read. Leaving the loop early stops reading, not the run (pass a `signal` to stop it).
+ */
+export class ExecutionStream<TOutput = unknown> implements AsyncIterable<ExecutionStreamEvent<TOutput>> {
+  /** What `execute` / `resume` would have resolved with, or rejected with. */
+  readonly result: Promise<ExecutionOutput<TOutput>>;
+  readonly #queue: ExecutionStreamEvent<TOutput>[] = [];
+  #wake: (() => void) | undefined;
+  #ended = false;
+  #error: { readonly error: unknown } | undefined;
+  #iterated = false;
+
+  /** The ids of the run, from its first event: the rest event carries them too. */
+  #ids: Pick<StreamEventBase, "executionId" | "rootExecutionId" | "threadId"> = {
+    executionId: "",
+    rootExecutionId: "",
+    threadId: "",
+  };
+
+  /**
+   * @internal Use `app.stream` / `app.streamResume`. `run` starts the run with a listener for its
+   * events; `now` stamps the rest event.
+   */
+  constructor(
+    run: (listen: (event: { readonly type: string }) => void) => Promise<ExecutionOutput<TOutput>>,
+    now: () => string,
+  ) {
+    const listen = (event: { readonly type: string }) => {
+      const e = event as ExecutionStreamEvent<TOutput>;
+      if (e.type === "execution.started" || e.type === "execution.resumed") {
+        this.#ids = { executionId: e.executionId, rootExecutionId: e.rootExecutionId, threadId: e.threadId };
+      }
+      this.#push(e);
+    };
+    let started: Promise<ExecutionOutput<TOutput>>;
+    try {
+      started = run(listen);
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    this.result = started.then(
+      (output) => {
+        this.#push({
+          ...this.#ids,
+          at: now(),
+          type: output.status === "paused" ? "execution.paused" : "execution.finished",
+          output,
+        });
+        this.#end(undefined);
+        return output;
+      },
+      (error: unknown) => {
+        this.#push({
+          ...this.#ids,
+          at: now(),
+          type: "execution.failed",
+          error: streamErrorOf(error),
+        });
+        this.#end({ error });
+        throw error;
+      },
+    );
+    // Read through the loop or through `result`: a failure read either way is not an unhandled rejection.
+    this.result.catch(() => undefined);
+  }
+
+  #push(event: ExecutionStreamEvent<TOutput>): void {
+    if (this.#ended) return;
+    this.#queue.push(event);
+    this.#wake?.();
+  }
+
+  #end(error: { readonly error: unknown } | undefined): void {
+    this.#ended = true;
+    this.#error = error;
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<ExecutionStreamEvent<TOutput>> {
+    if (this.#iterated) throw new TypeError("An ExecutionStream can be iterated once.");
+    this.#iterated = true;
+    for (;;) {
+      const next = this.#queue.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      if (this.#ended) {
+        if (this.#error !== undefined) throw this.#error.error;
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = undefined;
+    }
+  }
+}
