@@ -15,7 +15,7 @@ if (fresh)
   console.log("dana asked for a refund and an expense, reported a damaged return, and started a release.");
 console.log(`\nOpen ${server.url}/sign-in/dana to answer as dana.`);
 console.log(
-  `A second instance over the same file: PORT=${port + 1} pnpm --filter @agboss/example-flow-patterns inbox -- --join`,
+  `A second instance over the same file: PORT=${port + 1} npx pnpm@12.4.2 --filter @agboss/example-flow-patterns inbox -- --join`,
 );
 console.log("Ctrl-C stops the server; the questions keep waiting in the file.");
 

@@ -6,7 +6,7 @@ import { dtoJsonSchema } from "../dto/dto.js";
 import { AgbossError } from "../errors/agboss-error.js";
 import { ErrorCode } from "../errors/error-codes.js";
 import { AgentFailedError } from "../errors/step-failed-error.js";
-import type { ChatMessage, ChatResponse, ChatToolSpec } from "../models/chat-model.js";
+import type { ChatMessage, ChatResponse, ChatToolCall, ChatToolSpec } from "../models/chat-model.js";
 import { ANSWER_TOOL_NAME } from "../models/chat-model.js";
 import { declinedTurnMessages } from "../pii/declined-turn.js";
 import { PiiRefusedError } from "../pii/pii-refused-error.js";
@@ -266,7 +266,17 @@ function readStructuredAnswer(
   const answerCall = response.toolCalls.find((c) => c.name === ANSWER_TOOL_NAME);
   const answerDto = model.agent.options.output as NonNullable<AssembledAgent["options"]["output"]>;
   const parsed = answerCall === undefined ? undefined : answerDto.schema.safeParse(answerCall.arguments);
-  if (parsed?.success === true) return { output: parsed.data, failure: undefined };
+  if (parsed?.success === true) {
+    // Every tool call of the conversation gets its reply, the answer's too: a later turn on this thread
+    // sends the conversation again, and providers refuse a tool call left without one.
+    turn.added.push({
+      role: "tool",
+      toolCallId: (answerCall as ChatToolCall).id,
+      name: ANSWER_TOOL_NAME,
+      content: "Answer accepted.",
+    });
+    return { output: parsed.data, failure: undefined };
+  }
   const failure =
     parsed === undefined
       ? `answer by calling ${ANSWER_TOOL_NAME}.`

@@ -15,7 +15,10 @@ export interface LeaseRepository {
    * when another holder has it. Taking a lease one already holds renews it under a new epoch.
    */
   acquire(args: { key: string; holder: string; now: number; ttlMs: number }): Promise<Lease | undefined>;
-  /** Extends a held lease; false when the fence is no longer current (someone took it over). */
+  /**
+   * Extends a held lease; false when the fence is no longer current (someone took it over) or the lease
+   * was released (a renewal that lands after its holder's release does not revive it).
+   */
   renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean>;
   /** Lets the lease go if the fence is still current; a no-op otherwise. */
   release(fence: Fence): Promise<void>;

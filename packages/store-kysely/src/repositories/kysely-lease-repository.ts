@@ -31,6 +31,7 @@ export class KyselyLeaseRepository implements LeaseRepository {
   readonly #insert: PreparedQuery<Granted>;
   readonly #take: PreparedQuery<Granted & { from: number }>;
   readonly #expire: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
+  readonly #renew: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
 
   constructor(store: StoreDatabase) {
     this.#store = store;
@@ -59,6 +60,15 @@ export class KyselyLeaseRepository implements LeaseRepository {
         .where("epoch", "=", slot("from")),
     );
     this.#expire = expireLeaseQuery(store);
+    // A released lease (expiry 0) stays released: a renewal in flight when it was let go revives nothing.
+    this.#renew = new PreparedQuery((slot) =>
+      db
+        .updateTable("agboss_leases")
+        .set({ expires_at: slot("expires_at") })
+        .where("key", "=", slot("key"))
+        .where("epoch", "=", slot("epoch"))
+        .where("expires_at", ">", 0),
+    );
   }
 
   acquire(args: { key: string; holder: string; now: number; ttlMs: number }): Promise<Lease | undefined> {
@@ -81,7 +91,7 @@ export class KyselyLeaseRepository implements LeaseRepository {
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
     const { fence, now, ttlMs } = args;
     const updated = await inWriteTransaction(this.#store, (trx) =>
-      this.#expire.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs }),
+      this.#renew.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs }),
     );
     return updated === 1;
   }

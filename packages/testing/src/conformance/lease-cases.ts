@@ -51,6 +51,15 @@ export function leaseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(await store().leases.find(key)).toEqual(b);
   });
 
+  test("leases: a released lease is not renewed (a renewal that lands after the release revives nothing)", async () => {
+    const key = uid("tree");
+    const a = await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL });
+    await store().leases.release(a!);
+    expect(await store().leases.renew({ fence: a!, now: 2_000, ttlMs: TTL })).toBe(false);
+    const b = await store().leases.acquire({ key, holder: "b", now: 2_001, ttlMs: TTL });
+    expect(b?.holder).toBe("b");
+  });
+
   test("leases: release lets a current lease go and ignores a stale fence", async () => {
     const key = uid("tree");
     const a = await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL });

@@ -74,6 +74,24 @@ test("an agent with an output DTO answers through the answer tool; an invalid an
   expect(script.calls[1]?.messages.at(-1)?.content).toMatch(/^Tool error: invalid answer: reason: /);
 });
 
+test("an accepted answer-tool call gets its tool reply in the conversation, so the thread's next execution sends no call without one", async ({
+  app,
+  mockLlm,
+}) => {
+  const script = mockLlm(VerdictAgent).thenReturn(
+    replyWith(VerdictDto, { refundable: true, reason: "parcel lost" }),
+    replyWith(VerdictDto, { refundable: false, reason: "too late" }),
+  );
+  await app.execute(VerdictStart, { text: "case 1" }, { ownerId: "u", threadId: "t-verdicts" });
+  await app.execute(VerdictStart, { text: "case 2" }, { ownerId: "u", threadId: "t-verdicts" });
+  const second = script.calls[1]?.messages ?? [];
+  const calls = second.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []) : []));
+  expect(calls).toHaveLength(1);
+  for (const call of calls) {
+    expect(second.some((m) => m.role === "tool" && m.toolCallId === call.id)).toBe(true);
+  }
+});
+
 test("an agent whose model keeps answering invalidly fails after its validation attempts", async ({
   app,
   mockLlm,

@@ -1,6 +1,9 @@
 import { type Fence, LeaseLostError } from "../fence.js";
 import type { Lease, LeaseRepository } from "../lease-repository.js";
 
+/** The expiry a released lease carries. */
+const RELEASED = 0;
+
 /** {@link LeaseRepository} in memory. Released leases stay, lapsed, so epochs only grow. */
 export class MemoryLeaseRepository implements LeaseRepository {
   readonly #leases = new Map<string, Lease>();
@@ -26,7 +29,7 @@ export class MemoryLeaseRepository implements LeaseRepository {
 
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
     const current = this.#current(args.fence);
-    if (current === undefined) return false;
+    if (current === undefined || current.expiresAt === RELEASED) return false;
     this.#leases.set(current.key, Object.freeze({ ...current, expiresAt: args.now + args.ttlMs }));
     return true;
   }
@@ -38,7 +41,8 @@ export class MemoryLeaseRepository implements LeaseRepository {
   /** {@link release}, synchronously: for a write that releases the lease in the same turn. */
   releaseNow(fence: Fence): void {
     const current = this.#current(fence);
-    if (current !== undefined) this.#leases.set(current.key, Object.freeze({ ...current, expiresAt: 0 }));
+    if (current !== undefined)
+      this.#leases.set(current.key, Object.freeze({ ...current, expiresAt: RELEASED }));
   }
 
   async find(key: string): Promise<Lease | undefined> {
