@@ -50,8 +50,8 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
                    fresh schema each on one server) or memory (in-memory store vs MemorySaver)
   --postgres-url U with --backend postgres: the server and database (default AGBOSS_POSTGRES_URL, else
                    ${DEFAULT_POSTGRES_URL})
-  --synchronous S  SQLite only: default (each library's own: AGBoss FULL, SqliteSaver NORMAL), normal or
-                   full on both
+  --synchronous S  SQLite only: full (default: both sides commit under FULL, the AGBoss store's own
+                   setting), normal on both, or own (each library's own: AGBoss FULL, SqliteSaver NORMAL)
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
                    (resume-latency and recovery run on sqlite and postgres only; recovery only when named)
@@ -122,11 +122,15 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
   const backend = values.backend ?? "sqlite";
   if (backend !== "sqlite" && backend !== "memory" && backend !== "postgres")
     throw new Error(`--backend must be sqlite, postgres or memory, got "${backend}"`);
-  const synchronous = (values.synchronous ?? "default").toUpperCase();
+  // The headline compares the sides at equal durability: on SQLite both commit under FULL (the AGBoss
+  // store's own setting) unless asked otherwise; `own` keeps each library's (SqliteSaver: NORMAL).
+  const given = values.synchronous?.toUpperCase();
+  const synchronous =
+    given === undefined ? (backend === "sqlite" ? "FULL" : "DEFAULT") : given === "OWN" ? "DEFAULT" : given;
   if (synchronous !== "DEFAULT" && synchronous !== "NORMAL" && synchronous !== "FULL") {
-    throw new Error(`--synchronous must be default, normal or full, got "${values.synchronous}"`);
+    throw new Error(`--synchronous must be full, normal or own, got "${values.synchronous}"`);
   }
-  if (backend === "postgres" && synchronous !== "DEFAULT") {
+  if (backend === "postgres" && given !== undefined) {
     throw new Error(
       "--synchronous is a SQLite setting; on --backend postgres both sides commit under the server's own synchronous_commit",
     );
