@@ -126,10 +126,10 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(desk.refunds).toHaveLength(0); // the dead holder's lease still runs: nobody moves the tree
     await clock.advance(LEASE_TTL_MS + 1);
     await sweepUntilEnded(app, executionId);
-    const dbg = await app.record(executionId, { tenantId: acme.tenantId });
+    const ended = await app.record(executionId, { tenantId: acme.tenantId });
     expect(
       desk.refunds,
-      JSON.stringify({ status: dbg?.status, error: dbg?.error, events: desk.events }),
+      JSON.stringify({ status: ended?.status, error: ended?.error, events: desk.events }),
     ).toHaveLength(1);
     expect(desk.events.filter((e) => e === "finish")).toHaveLength(1);
     const record = await app.record(executionId, { tenantId: acme.tenantId });
@@ -216,11 +216,20 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     open = true;
     await clock.advance(2 * LEASE_TTL_MS);
     await sweepUntilEnded(app, result.executionId);
-    expect(runs, JSON.stringify(runs)).toHaveLength(4);
+    const ended = await app.record(result.executionId, { tenantId: acme.tenantId });
+    const seen = JSON.stringify({
+      runs,
+      status: ended?.status,
+      error: ended?.error,
+      events: app.get(Desk).events,
+    });
+    expect(runs, seen).toHaveLength(4);
     expect(new Set(runs.filter((r) => r !== "aborted").map((r) => r.split(" ")[1])).size).toBe(1); // one idempotency key throughout
-    expect(app.get(Desk).events.filter((e) => e === "finish")).toHaveLength(1);
-    const record = await app.record(result.executionId, { tenantId: acme.tenantId });
-    expect(record?.status).toBe(ExecutionStatus.Completed);
+    expect(
+      app.get(Desk).events.filter((e) => e === "finish"),
+      seen,
+    ).toHaveLength(1);
+    expect(ended?.status).toBe(ExecutionStatus.Completed);
   });
   test("a holder that died after a superstep's writes landed but before its checkpoint did: the sweep applies those writes and goes on (the tool runs once)", async ({
     app,
