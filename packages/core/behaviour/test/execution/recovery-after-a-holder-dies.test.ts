@@ -8,6 +8,7 @@ import {
   type Store,
 } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
+import type { TestClock } from "@agboss/testing";
 import { expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
@@ -32,13 +33,18 @@ async function diedAfterTaking(store: Store, now: number, pauseId: string, threa
   return { lease, executionId: taken.rootExecutionId };
 }
 
-/** Sweeps until the execution is recorded as ended (the app's own sweep may hold the tree a moment). */
-async function sweepUntilEnded(app: App, executionId: string): Promise<void> {
+/**
+ * Sweeps until the execution is recorded as ended (the app's own sweep may hold the tree a moment). Time
+ * goes on meanwhile: now and then the Clock moves a lease's length, so a pass that gave up (its
+ * heartbeat, behind a slow store, could not renew before the test Clock's jump) lets its lease lapse.
+ */
+async function sweepUntilEnded(app: App, clock: TestClock, executionId: string): Promise<void> {
   for (let round = 0; round < 500; round += 1) {
     await app.sweepOnce(RETENTION_MS);
     const record = await app.record(executionId, { tenantId: acme.tenantId });
     if (record?.status === ExecutionStatus.Completed || record?.status === ExecutionStatus.Failed) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
+    if (round % 25 === 24) await clock.advance(LEASE_TTL_MS + 1);
   }
 }
 
@@ -74,7 +80,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     const { pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-behind");
     const { executionId } = await diedAfterTaking(store, clock.now(), pauseId, threadKey);
     await clock.advance(LEASE_TTL_MS + 1);
-    await sweepUntilEnded(app, executionId);
+    await sweepUntilEnded(app, clock, executionId);
     const record = await app.record(executionId, { tenantId: acme.tenantId });
     expect(record?.status).toBe(ExecutionStatus.Completed);
     expect(app.get(Desk).refunds).toHaveLength(1);
@@ -125,7 +131,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     await app.sweepOnce(RETENTION_MS);
     expect(desk.refunds).toHaveLength(0); // the dead holder's lease still runs: nobody moves the tree
     await clock.advance(LEASE_TTL_MS + 1);
-    await sweepUntilEnded(app, executionId);
+    await sweepUntilEnded(app, clock, executionId);
     const ended = await app.record(executionId, { tenantId: acme.tenantId });
     expect(
       desk.refunds,
@@ -150,7 +156,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     const earlier = { output: { status: "refunded by the first holder" } };
     await store.pauses.saveToolResult(acme.tenantId, pauseId, earlier, lease);
     await clock.advance(LEASE_TTL_MS + 1);
-    await sweepUntilEnded(app, executionId);
+    await sweepUntilEnded(app, clock, executionId);
     expect(app.get(Desk).refunds).toHaveLength(0);
     const record = await app.record(executionId, { tenantId: acme.tenantId });
     expect(record?.status).toBe(ExecutionStatus.Completed);
@@ -215,7 +221,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
 
     open = true;
     await clock.advance(2 * LEASE_TTL_MS);
-    await sweepUntilEnded(app, result.executionId);
+    await sweepUntilEnded(app, clock, result.executionId);
     const ended = await app.record(result.executionId, { tenantId: acme.tenantId });
     const seen = JSON.stringify({
       runs,
@@ -278,7 +284,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     if (takeover === undefined) throw new Error("the lease was not taken over");
     await store.leases.release(takeover);
     await clock.advance(LEASE_TTL_MS + 1);
-    await sweepUntilEnded(app, result.executionId);
+    await sweepUntilEnded(app, clock, result.executionId);
     const record = await app.record(result.executionId, { tenantId: acme.tenantId });
     expect(record?.status, JSON.stringify(record?.error)).toBe(ExecutionStatus.Completed);
     expect(record?.output).toEqual({ text: "Refund handled" });
