@@ -40,7 +40,8 @@ export class ExecutionInterruptedError extends AgbossError {
  * The caller's `AbortSignal` stopped the call. Nothing failed: an execution it stopped mid-way stays
  * recorded as running and its lease is released, so the recovery sweep of any instance carries it on
  * from its last checkpoint (a step cut off mid-way runs again), or `app.cancel(threadId)` ends it. A
- * signal aborted before the call recorded anything leaves nothing behind (`executionId` undefined).
+ * start stopped before its first step was stored has nothing to carry on: it is recorded as cancelled.
+ * A signal aborted before the call recorded anything leaves nothing behind (`executionId` undefined).
  * `cause` is the signal's reason.
  */
 export class ExecutionAbortedError extends AgbossError {
@@ -50,14 +51,23 @@ export class ExecutionAbortedError extends AgbossError {
   readonly threadId: string | undefined;
   constructor(
     args:
-      | { readonly executionId: string; readonly threadId: string; readonly reason: unknown }
+      | {
+          readonly executionId: string;
+          readonly threadId: string;
+          readonly reason: unknown;
+          /** Stopped before its first step was stored: recorded as cancelled, nothing to carry on. */
+          readonly beforeFirstStep?: boolean;
+        }
       | { readonly call: string; readonly reason: unknown },
   ) {
     super(
       ErrorCode.ExecutionAborted,
       "call" in args
         ? `${args.call} was called with an abort signal that was already aborted; nothing was recorded or run.`
-        : `Execution ${args.executionId} on thread "${args.threadId}" was stopped by its caller's abort signal. ` +
+        : args.beforeFirstStep === true
+          ? `Execution ${args.executionId} on thread "${args.threadId}" was stopped by its caller's abort signal before its first step was stored: ` +
+            "there is nothing to carry on from, and it is recorded as cancelled. Start it again with app.execute."
+          : `Execution ${args.executionId} on thread "${args.threadId}" was stopped by its caller's abort signal. ` +
             "It was not ended: the recovery sweep carries it on from its last checkpoint, or end it with app.cancel(threadId).",
       args.reason === undefined ? {} : { cause: args.reason },
     );

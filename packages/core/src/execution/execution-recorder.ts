@@ -43,7 +43,8 @@ export class ExecutionRecorder {
   ): ExecutionRecord {
     const { status, state, error, pauses } = args;
     const { frame, flow } = tree;
-    const ownRun = state?.run.executionId === frame.executionId ? state.run : undefined;
+    // A tree with no checkpoint yet reads as empty values: no run of its own.
+    const ownRun = state?.run?.executionId === frame.executionId ? state.run : undefined;
     const steps = ownRun?.steps ?? [];
     const usage = { modelCalls: 0, inputTokens: 0, outputTokens: 0 };
     for (const step of steps) {

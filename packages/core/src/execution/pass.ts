@@ -100,6 +100,7 @@ export class TreeMover {
       tree,
       lease,
       withRecord,
+      starts: first !== CONTINUE,
       controller,
       graph: this.#graphs.get(tree.flow.start.cls) as CompiledFlow,
       frame: { ...tree.frame, signal: controller.signal, progress, traceSpan: span },
@@ -326,6 +327,19 @@ export class TreeMover {
       return stopped ?? error;
     }
     if (stopped instanceof ExecutionAbortedError) {
+      if (pass.starts && !(await this.#checkpointed(pass))) {
+        // Stopped before its first step was stored: there is nothing to carry on (the sweep could only
+        // fail it as interrupted). It ends as cancelled, and the thread is free at once.
+        const { frame } = pass;
+        const early = new ExecutionAbortedError({
+          executionId: frame.executionId,
+          threadId: frame.threadId,
+          reason: stopped.cause,
+          beforeFirstStep: true,
+        });
+        await this.#fail(pass, ExecutionStatus.Cancelled, early);
+        return early;
+      }
       // The caller stopped waiting: no failure of the work. The tree stays recorded as running and the
       // lease is released, so the sweep carries it on (a step cut off mid-way runs again) or
       // `app.cancel` ends it.
@@ -336,6 +350,21 @@ export class TreeMover {
     const thrown = cancelled && stopped instanceof Error ? stopped : error;
     await this.#fail(pass, cancelled ? ExecutionStatus.Cancelled : ExecutionStatus.Failed, thrown);
     return thrown;
+  }
+
+  /**
+   * Whether the execution's first step was stored: its checkpoint names it. An aborted `invoke` returns
+   * before LangGraph's checkpoint writes in flight have landed, so a missing one is looked for again a
+   * few times before the answer is no.
+   */
+  async #checkpointed(pass: Pass): Promise<boolean> {
+    for (let look = 0; ; look += 1) {
+      const snapshot = await pass.graph.getState(configOf(pass)).catch(() => undefined);
+      const run = (snapshot?.values as Partial<FlowStateValue> | undefined)?.run;
+      if (run?.executionId === pass.frame.executionId) return true;
+      if (look === CHECKPOINT_LOOKS) return false;
+      await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_LOOK_MS));
+    }
   }
 
   /**
@@ -437,6 +466,10 @@ export class TreeMover {
 /** How many times a pass looks again for an answer that landed while it listed the pending pauses. */
 const MAX_LOOKS = 3;
 
+/** How many times, and how far apart, an aborted start looks again for its first checkpoint. */
+const CHECKPOINT_LOOKS = 10;
+const CHECKPOINT_LOOK_MS = 20;
+
 /** A snapshot of a compiled flow's state. */
 type Snapshot = Awaited<ReturnType<CompiledFlow["getState"]>>;
 
@@ -462,6 +495,8 @@ interface Pass {
   readonly tree: Tree;
   readonly lease: Lease;
   readonly withRecord: boolean;
+  /** Whether the pass starts the execution (not a `CONTINUE`). */
+  readonly starts: boolean;
   readonly graph: CompiledFlow;
   /** Aborted by `app.cancel`, `app.close`, the caller's signal, or a heartbeat that found a newer holder. */
   readonly controller: AbortController;

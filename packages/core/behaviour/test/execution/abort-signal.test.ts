@@ -212,7 +212,13 @@ onEachBackendAndPostgres(LookupApplication, (test) => {
     const started = new Promise<void>((resolve) => {
       turnStarted = resolve;
     });
-    mockLlm(LookupAgent).thenReturn(hangingTurn(turnStarted), replyWith("Second answer"));
+    // The first turn calls the tool (its step is stored); the model's next turn hangs.
+    app.get(Gate).open = true;
+    mockLlm(LookupAgent).thenReturn(
+      callTool(SlowLookupTool, { query: "ticket 8" }),
+      hangingTurn(turnStarted),
+      replyWith("Second answer"),
+    );
     const controller = new AbortController();
     const running = app.execute(
       LookupStart,
@@ -234,6 +240,34 @@ onEachBackendAndPostgres(LookupApplication, (test) => {
       { threadId: "t-model", ownerId: "alice", tenant: acme },
     );
     expect(next.status).toBe(ExecutionStatus.Completed);
+    expect(next.output).toEqual({ text: "Second answer" });
+  });
+
+  test("aborted before its first step was stored, a start has nothing to carry on: it is recorded as cancelled and the thread is free", async ({
+    app,
+    mockLlm,
+  }) => {
+    mockLlm(LookupAgent).thenReturn(replyWith("Second answer"));
+    const controller = new AbortController();
+    const running = app.execute(
+      LookupStart,
+      { text: "first" },
+      { threadId: "t-early", ownerId: "alice", tenant: acme, signal: controller.signal },
+    );
+    controller.abort(new Error("changed my mind"));
+    const error = await running.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionAbortedError);
+    expect((error as Error).message).toContain("before its first step was stored");
+    expect(((error as Error).cause as Error).message).toBe("changed my mind");
+    const executionId = (error as ExecutionAbortedError).executionId as string;
+    const record = await app.record(executionId, { tenantId: acme.tenantId });
+    expect(record?.status).toBe(ExecutionStatus.Cancelled);
+    expect(record?.error?.code).toBe("execution.aborted");
+    const next = await app.execute(
+      LookupStart,
+      { text: "second" },
+      { threadId: "t-early", ownerId: "alice", tenant: acme },
+    );
     expect(next.output).toEqual({ text: "Second answer" });
   });
 

@@ -255,7 +255,7 @@ onEachBackend(RefundApplication, (test) => {
     expect((thrown as { code?: string }).code).toBe("dto.invalid");
   });
 
-  test("a stream with a signal aborted mid-tool ends in execution.failed with execution.aborted", async ({
+  test("a stream whose signal aborts mid-run ends in execution.failed with execution.aborted", async ({
     app,
     mockLlm,
   }) => {
