@@ -63,6 +63,10 @@ describe("the parallel approvals example, driven through a terminal", () => {
       'waiting   finance-agent: reserve-budget-tool {"costCenter":"CC-410","amountCents":4800000}',
     );
     expect(text).toContain("status    paused: 2 questions wait for dana");
+    // Shown while the run worked: the fan-out's branches asking, before the result's lines.
+    expect(text.indexOf("▶ review-workflow\n")).toBeGreaterThanOrEqual(0);
+    expect(text.indexOf("  ⏸ sign-contract-tool waits for ")).toBeLessThan(text.indexOf("status    paused"));
+    expect(text).toContain("  ⏸ reserve-budget-tool waits for ");
   });
 
   test("the join waits for both answers: the first leaves one waiting, the second completes the execution", () => {

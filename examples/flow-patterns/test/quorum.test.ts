@@ -43,6 +43,9 @@ describe("the quorum example, driven through a terminal", () => {
   test("three reviewers ask at once", () => {
     const text = session.text;
     expect(text).toContain("status    paused: 3 sign-offs wait for dana; two of them decide");
+    // Shown while the run worked: three asks, one per reviewer.
+    expect(text).toContain("▶ release-workflow\n");
+    expect(text.split("  ⏸ sign-off-tool waits for ").length - 1).toBeGreaterThanOrEqual(3);
     for (const reviewer of ["legal", "security", "finance"])
       expect(text).toContain(
         `sign-off-tool (reviewer=${reviewer}, release="release 2.4.0") · thread release:2.4.0`,

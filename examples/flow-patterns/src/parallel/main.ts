@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { answerInTerminal, TerminalSessionEnd } from "@agboss/channel-terminal";
+import { answerInTerminal, showProgress, TerminalSessionEnd } from "@agboss/channel-terminal";
 import { createApp, type PauseEntry } from "@agboss/core";
 import { SQLITE_PATH_ENV, sqliteStore } from "@agboss/store-sqlite";
 import { ReviewApplication, ReviewLedger, ReviewWorkflowStart } from "./index.js";
@@ -34,10 +34,13 @@ console.log("1. dana's request fans out to legal, finance and ops (at most two a
 line("request", JSON.stringify(request));
 const asking = await createApp(ReviewApplication, { store: sqliteStore({ path }) });
 try {
-  const paused = await asking.execute(
-    ReviewWorkflowStart,
-    { text: request },
-    { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId }, record: true },
+  // Streamed, so the terminal shows each step while the run works; the result is what execute returns.
+  const paused = await showProgress(
+    asking.stream(
+      ReviewWorkflowStart,
+      { text: request },
+      { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId }, record: true },
+    ),
   );
   const answered = (paused.record?.steps ?? []).filter(
     (s) => s.type === "model" && s.calledTools.length === 0,

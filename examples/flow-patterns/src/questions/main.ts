@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { answerInTerminal, TerminalSessionEnd } from "@agboss/channel-terminal";
+import { answerInTerminal, showProgress, TerminalSessionEnd } from "@agboss/channel-terminal";
 import { createApp, type PauseEntry } from "@agboss/core";
 import { SQLITE_PATH_ENV, sqliteStore } from "@agboss/store-sqlite";
 import {
@@ -40,10 +40,13 @@ console.log("1. dana reports a damaged return; the agent's model calls both tool
 line("request", JSON.stringify(request));
 const asking = await createApp(ReturnsApplication, { store: sqliteStore({ path }) });
 try {
-  const paused = await asking.execute(
-    ReturnsWorkflowStart,
-    { text: request },
-    { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId } },
+  // Streamed, so the terminal shows each step while the run works; the result is what execute returns.
+  const paused = await showProgress(
+    asking.stream(
+      ReturnsWorkflowStart,
+      { text: request },
+      { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId } },
+    ),
   );
   line(
     "status",

@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { answerInTerminal, TerminalSessionEnd } from "@agboss/channel-terminal";
+import { answerInTerminal, showProgress, TerminalSessionEnd } from "@agboss/channel-terminal";
 import { createApp, type PauseEntry, PauseResolution } from "@agboss/core";
 import { SQLITE_PATH_ENV, sqliteStore } from "@agboss/store-sqlite";
 import { ReleaseApplication, ReleaseWorkflowStart } from "./index.js";
@@ -32,10 +32,13 @@ console.log(`AGBoss quorum: two of three reviewers sign a release off (SQLite st
 console.log("1. Three reviewers look at release 2.4.0 at once; each asks dana to sign off");
 const asking = await createApp(ReleaseApplication, { store: sqliteStore({ path }) });
 try {
-  const paused = await asking.execute(
-    ReleaseWorkflowStart,
-    { text: "release 2.4.0" },
-    { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId } },
+  // Streamed, so the terminal shows each step while the run works; the result is what execute returns.
+  const paused = await showProgress(
+    asking.stream(
+      ReleaseWorkflowStart,
+      { text: "release 2.4.0" },
+      { threadId, ownerId: dana.ownerId, tenant: { tenantId: dana.tenantId } },
+    ),
   );
   line("status", `${paused.status}: ${paused.pending.length} sign-offs wait for dana; two of them decide`);
 } finally {
