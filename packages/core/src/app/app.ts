@@ -73,7 +73,8 @@ export interface ExecuteOptions {
   /**
    * Stops the run at its next step: the call rejects with `ExecutionAbortedError`, the execution stays
    * recorded as running and the thread's lease is released. The recovery sweep carries it on from its
-   * last checkpoint, or `app.cancel(threadId)` ends it. Aborted before the call, nothing is stored.
+   * last checkpoint, or `app.cancel(threadId)` ends it. Stopped before its first step was stored, it is
+   * recorded as cancelled; aborted before the call, nothing is stored.
    */
   readonly signal?: AbortSignal;
 }

@@ -1,3 +1,4 @@
+import { ExecutionStatus } from "../records/execution-status.js";
 import type { ProgressEvent, StreamError, StreamEventBase } from "../services/progress.js";
 import { streamErrorOf } from "../services/progress.js";
 import type { ExecutionOutput } from "./execution-output.js";
@@ -59,7 +60,11 @@ export type ExecutionStreamEvent<TOutput = unknown> =
 export class ExecutionStream<TOutput = unknown> implements AsyncIterable<ExecutionStreamEvent<TOutput>> {
   /** What `execute` / `resume` would have resolved with, or rejected with. */
   readonly result: Promise<ExecutionOutput<TOutput>>;
-  readonly #queue: ExecutionStreamEvent<TOutput>[] = [];
+  #queue: ExecutionStreamEvent<TOutput>[] = [];
+  /** The next event to read in {@link #queue}: reading never shifts the array. */
+  #head = 0;
+  /** The reader left the loop: events are no longer kept. */
+  #left = false;
   #wake: (() => void) | undefined;
   #ended = false;
   #error: { readonly error: unknown } | undefined;
@@ -98,7 +103,7 @@ export class ExecutionStream<TOutput = unknown> implements AsyncIterable<Executi
         this.#push({
           ...this.#ids,
           at: now(),
-          type: output.status === "paused" ? "execution.paused" : "execution.finished",
+          type: output.status === ExecutionStatus.Paused ? "execution.paused" : "execution.finished",
           output,
         });
         this.#end(undefined);
@@ -120,9 +125,21 @@ export class ExecutionStream<TOutput = unknown> implements AsyncIterable<Executi
   }
 
   #push(event: ExecutionStreamEvent<TOutput>): void {
-    if (this.#ended) return;
+    if (this.#ended || this.#left) return;
     this.#queue.push(event);
     this.#wake?.();
+  }
+
+  /** The next unread event, if any; the read part of the queue is dropped now and then. */
+  #next(): ExecutionStreamEvent<TOutput> | undefined {
+    if (this.#head >= this.#queue.length) return undefined;
+    const event = this.#queue[this.#head] as ExecutionStreamEvent<TOutput>;
+    this.#head += 1;
+    if (this.#head >= 1_024 && this.#head * 2 >= this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    return event;
   }
 
   #end(error: { readonly error: unknown } | undefined): void {
@@ -134,20 +151,27 @@ export class ExecutionStream<TOutput = unknown> implements AsyncIterable<Executi
   async *[Symbol.asyncIterator](): AsyncIterator<ExecutionStreamEvent<TOutput>> {
     if (this.#iterated) throw new TypeError("An ExecutionStream can be iterated once.");
     this.#iterated = true;
-    for (;;) {
-      const next = this.#queue.shift();
-      if (next !== undefined) {
-        yield next;
-        continue;
+    try {
+      for (;;) {
+        const next = this.#next();
+        if (next !== undefined) {
+          yield next;
+          continue;
+        }
+        if (this.#ended) {
+          if (this.#error !== undefined) throw this.#error.error;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+        });
+        this.#wake = undefined;
       }
-      if (this.#ended) {
-        if (this.#error !== undefined) throw this.#error.error;
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = undefined;
+    } finally {
+      // Left early (a `break`, a throw in the loop's body): the run goes on, its events are not kept.
+      this.#left = true;
+      this.#queue = [];
+      this.#head = 0;
     }
   }
 }
