@@ -197,7 +197,7 @@ export async function tellWithdrawn(
     spanOf(ExecutionContext.current()),
     {
       name: `agboss.pause.withdraw ${pause.channel}`,
-      attributes: { ...pauseAttributes(pause), "agboss.pause.resolution": resolution },
+      attributes: () => ({ ...pauseAttributes(pause), "agboss.pause.resolution": resolution }),
     },
     () =>
       callChannel(services, pause, "withdraw", (kind) => ({

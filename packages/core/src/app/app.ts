@@ -404,7 +404,7 @@ export class App {
 
   /** Phase 1 in a span of its own (`agboss.pause.answer`), when the application traces. */
   async #answerTraced<T extends { readonly resolved: PauseRecord }>(record: () => Promise<T>): Promise<T> {
-    const span = this.#services.tracing?.start("agboss.pause.answer", {});
+    const span = this.#services.tracing?.start("agboss.pause.answer", () => ({}));
     if (span === undefined) return record();
     try {
       const recorded = await span.run(record);

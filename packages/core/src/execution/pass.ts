@@ -89,11 +89,11 @@ export class TreeMover {
       );
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
-    const span = this.#services.tracing?.start(`agboss.execution ${tree.frame.workflow.name}`, {
+    const span = this.#services.tracing?.start(`agboss.execution ${tree.frame.workflow.name}`, () => ({
       ...frameAttributes(tree.frame),
       "agboss.workflow_version": tree.frame.workflow.version,
       "agboss.pass": first === CONTINUE ? "continue" : "start",
-    });
+    }));
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
     let released = false;
     const pass: Pass = {

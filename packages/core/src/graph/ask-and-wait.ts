@@ -369,13 +369,13 @@ async function send(asking: Asking, pause: PauseRecord): Promise<ChannelOutcome>
       spanOf(frame),
       {
         name: `agboss.pause.ask ${channel.name}`,
-        attributes: {
+        attributes: () => ({
           ...frameAttributes(frame),
           ...pauseAttributes(pause),
           "agboss.channel": channel.name,
           "gen_ai.tool.name": request.tool.name,
           "gen_ai.tool.call.id": request.call.id,
-        },
+        }),
       },
       () =>
         ExecutionContext.run({ ...frame, step: request.step }, () =>

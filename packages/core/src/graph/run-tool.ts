@@ -57,17 +57,17 @@ export async function runTool(
     }));
     const span = services.tracing?.start(
       `execute_tool ${tool.name}`,
-      {
+      () => ({
         ...frameAttributes(outer),
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": tool.name,
         "gen_ai.tool.call.id": step.callId,
         "agboss.agent": step.agent,
         "agboss.step.node_id": step.nodeId,
-      },
+      }),
       spanOf(outer),
     );
-    const inSpan = span === undefined ? call : () => span.run(call);
+    const inSpan = span === undefined || !span.recording ? call : () => span.run(call);
     const running = frame === undefined ? inSpan() : ExecutionContext.run(frame, inSpan);
     try {
       const output = await Promise.race([running, timedOut]);

@@ -18,11 +18,13 @@ export function tracedNode<A extends unknown[], R>(
   if (tracing === undefined) return node;
   return async (...args: A): Promise<Awaited<R>> => {
     const frame = ExecutionContext.current();
-    if (frame === undefined) return await node(...args);
+    const parent = spanOf(frame);
+    // A run nobody records (no provider registered, or not sampled): its steps cost nothing.
+    if (frame === undefined || parent?.recording === false) return await node(...args);
     const span = tracing.start(
       `agboss.step ${nodeId}`,
-      { ...frameAttributes(frame), "agboss.step.node_id": nodeId },
-      spanOf(frame),
+      () => ({ ...frameAttributes(frame), "agboss.step.node_id": nodeId }),
+      parent,
     );
     try {
       const out = await ExecutionContext.run({ ...frame, traceSpan: span }, () =>

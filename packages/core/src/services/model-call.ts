@@ -74,7 +74,7 @@ async function spend<T extends { readonly usage?: ModelUsage }>(
   const frame = ExecutionContext.current();
   const span = services.tracing?.start(
     `${operation} ${call.modelId}`,
-    {
+    () => ({
       ...frameAttributes(frame),
       "agboss.execution_id": call.scope.executionId,
       "agboss.root_execution_id": call.scope.rootExecutionId,
@@ -83,11 +83,11 @@ async function spend<T extends { readonly usage?: ModelUsage }>(
       "agboss.caller": caller,
       "gen_ai.operation.name": operation,
       "gen_ai.request.model": call.modelId,
-    },
+    }),
     spanOf(frame),
   );
   try {
-    result = await (span === undefined ? make() : span.run(make));
+    result = await (span === undefined || !span.recording ? make() : span.run(make));
   } catch (error) {
     span?.end(error);
     await chargeBudgets(services, budgets, undefined);

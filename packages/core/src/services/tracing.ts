@@ -10,6 +10,7 @@ export type SpanAttributes = Readonly<Record<string, AttributeValue | undefined>
 // The part of `@opentelemetry/api` AGBoss calls, typed here: core's types never name the package, so an
 // application without it compiles and runs without it.
 interface OtelSpan {
+  isRecording(): boolean;
   setAttributes(attributes: Record<string, AttributeValue>): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
   end(): void;
@@ -41,37 +42,46 @@ const SCOPE = "@agboss/core";
  * @internal
  */
 export class TraceSpan {
-  readonly #api: OtelApi;
-  readonly #span: OtelSpan;
+  /** A span of nothing: what a step of a run nobody records gets, at no cost. */
+  static readonly quiet = new TraceSpan(undefined, undefined);
+
+  readonly #api: OtelApi | undefined;
+  readonly #span: OtelSpan | undefined;
+  /** Whether the span is recorded (sampled, with a provider registered); its children only then. */
+  readonly recording: boolean;
   #ended = false;
 
-  constructor(api: OtelApi, span: OtelSpan) {
+  constructor(api: OtelApi | undefined, span: OtelSpan | undefined) {
     this.#api = api;
     this.#span = span;
+    this.recording = span?.isRecording() === true;
   }
 
   /** Adds attributes (ids, counts, statuses: never values a person or a tool gave). */
   set(attributes: SpanAttributes): void {
-    this.#span.setAttributes(defined(attributes));
+    if (this.recording) this.#span?.setAttributes(defined(attributes));
   }
 
   /** Runs `fn` with this span active, so spans of other instrumentation (HTTP, a database) nest under it. */
   run<T>(fn: () => T): T {
-    const { trace, context } = this.#api;
-    return context.with(trace.setSpan(context.active(), this.#span), fn);
+    const api = this.#api;
+    const span = this.#span;
+    if (api === undefined || span === undefined || !this.recording) return fn();
+    return api.context.with(api.trace.setSpan(api.context.active(), span), fn);
   }
 
   /** The OpenTelemetry context with this span active, for children. */
   context(): unknown {
-    const { trace, context } = this.#api;
-    return trace.setSpan(context.active(), this.#span);
+    const api = this.#api;
+    if (api === undefined || this.#span === undefined) return undefined;
+    return api.trace.setSpan(api.context.active(), this.#span);
   }
 
   /** Ends the span; with an error, marks it failed by the error's name and code (never its message). */
   end(error?: unknown): void {
-    if (this.#ended) return;
+    if (this.#ended || this.#span === undefined) return;
     this.#ended = true;
-    if (error !== undefined) {
+    if (error !== undefined && this.recording) {
       const name = error instanceof Error ? error.name : "Error";
       const code = (error as { code?: unknown } | null)?.code;
       this.#span.setAttributes(
@@ -98,12 +108,17 @@ export class Tracing {
     this.#tracer = api.trace.getTracer(SCOPE);
   }
 
-  /** Starts a span under `parent`, or under the active OpenTelemetry context when there is none. */
-  start(name: string, attributes: SpanAttributes, parent?: TraceSpan): TraceSpan {
+  /**
+   * Starts a span under `parent`, or under the active OpenTelemetry context when there is none. Under a
+   * parent nobody records, nothing is started (and `attributes` is not called): its children would not
+   * be recorded either.
+   */
+  start(name: string, attributes: () => SpanAttributes, parent?: TraceSpan): TraceSpan {
+    if (parent !== undefined && !parent.recording) return TraceSpan.quiet;
     const context = parent === undefined ? this.#api.context.active() : parent.context();
     return new TraceSpan(
       this.#api,
-      this.#tracer.startSpan(name, { attributes: defined(attributes) }, context),
+      this.#tracer.startSpan(name, { attributes: defined(attributes()) }, context),
     );
   }
 }
@@ -135,10 +150,10 @@ export function spanOf(frame: ExecutionFrame | undefined): TraceSpan | undefined
 export async function traced<T>(
   tracing: Tracing | undefined,
   parent: TraceSpan | undefined,
-  span: { readonly name: string; readonly attributes: SpanAttributes },
+  span: { readonly name: string; readonly attributes: () => SpanAttributes },
   work: (span: TraceSpan | undefined) => Promise<T>,
 ): Promise<T> {
-  if (tracing === undefined) return work(undefined);
+  if (tracing === undefined || parent?.recording === false) return work(undefined);
   const started = tracing.start(span.name, span.attributes, parent);
   try {
     const result = await started.run(() => work(started));

@@ -1,6 +1,7 @@
 import { type ChatRequest, callTool, createApp, ExecutionStatus, memoryStore, replyWith } from "@agboss/core";
-import { SpanStatusCode, trace } from "@opentelemetry/api";
+import { SpanStatusCode, type Tracer, type TracerProvider, trace } from "@opentelemetry/api";
 import {
+  AlwaysOffSampler,
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
@@ -219,5 +220,37 @@ plainTest(
     await app.execute(RefundWorkflowStart, { text: "hello" }, { ownerId: "alice" });
     await app.close();
     expect(spans()).toEqual([]);
+  },
+);
+
+plainTest(
+  "a run nobody records (its execution span not sampled) starts no span for its steps, calls or pauses",
+  async () => {
+    const unsampled = new BasicTracerProvider({ sampler: new AlwaysOffSampler() });
+    const started: string[] = [];
+    const counting: TracerProvider = {
+      getTracer: (name, version, options) => {
+        const tracer = unsampled.getTracer(name, version, options);
+        return {
+          startSpan: (spanName, spanOptions, context) => {
+            started.push(spanName);
+            return tracer.startSpan(spanName, spanOptions, context);
+          },
+          startActiveSpan: tracer.startActiveSpan.bind(tracer),
+        } as Tracer;
+      },
+    };
+    trace.disable();
+    trace.setGlobalTracerProvider(counting);
+    try {
+      scriptedTurns.push(callTool(RefundCardTool, { orderId: "ord_q", amountCents: 5 }), replyWith("done"));
+      const app = await createApp(RefundApplication, { store: memoryStore() });
+      await app.execute(RefundWorkflowStart, { text: "quiet" }, { ownerId: "alice" });
+      await app.close();
+      expect(started).toEqual(["agboss.execution refund-workflow"]);
+    } finally {
+      trace.disable();
+      trace.setGlobalTracerProvider(provider);
+    }
   },
 );
