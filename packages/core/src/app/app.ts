@@ -46,6 +46,7 @@ import { ExecutionStatus } from "../records/execution-status.js";
 import { rememberExecutionBudget } from "../services/budget-guard.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { pauseAttributes } from "../services/tracing.js";
+import { LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { Store } from "../store/store.js";
 
@@ -480,8 +481,9 @@ export class App {
 
   /**
    * Cancels the conversation on `threadId`: its pending pauses are withdrawn (resolution Cancelled,
-   * each channel told once), a pass running in this process is aborted, and the execution is recorded
-   * as cancelled. Cancelling a finished thread does nothing.
+   * each channel told once), a pass running in this process is aborted, a pass on another instance loses
+   * the tree's lease (taken over at once, so it cannot record the execution over the cancellation), and
+   * the execution is recorded as cancelled. Cancelling a finished thread does nothing.
    */
   async cancel(threadId: string, options: { tenantId?: string } = {}): Promise<void> {
     this.#assertOpen();
@@ -497,12 +499,17 @@ export class App {
       await this.#cancelRecorded(tenantId, threadId, undefined);
       return;
     }
-    // Otherwise under the tree's lease when it is free, so what this call records is fenced. When another
-    // instance holds it, its pauses are closed all the same (a send in flight must not hold a cancel
-    // up); that holder's pass finds them closed.
-    const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
+    // Otherwise under the tree's lease, so what this call records is fenced. When another instance holds
+    // it, the lease is taken over at once (a send or a tool in flight must not hold a cancel up): that
+    // holder's next fenced write fails and its heartbeat stops its pass, so it cannot end the tree over
+    // the cancellation.
+    const key = `${tenantId}/${threadId}`;
+    const lease = (await this.#leases.tryAcquire(key)) ?? (await this.#leases.takeOver(key));
     try {
       await this.#cancelRecorded(tenantId, threadId, lease);
+    } catch (error) {
+      // Only another cancel takes a live lease over: that one records the cancellation.
+      if (!(error instanceof LeaseLostError)) throw error;
     } finally {
       if (lease !== undefined) await store.leases.release(lease).catch(() => undefined);
     }

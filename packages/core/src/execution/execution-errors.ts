@@ -8,11 +8,20 @@ export class ExecutionEndedError extends AgbossError {
   static override readonly kind: string = "ExecutionEndedError";
   readonly executionId: string;
   readonly status: ExecutionStatus;
-  constructor(executionId: string, status: ExecutionStatus, error: ExecutionRecord["error"]) {
+  /** `while` says what this call was doing: waiting with an answer (the default), or running the tree. */
+  constructor(
+    executionId: string,
+    status: ExecutionStatus,
+    error: ExecutionRecord["error"],
+    options: { readonly while?: "answering" | "running" } = {},
+  ) {
+    const ended = status === ExecutionStatus.Cancelled ? "was cancelled" : "failed";
+    const cause = error === undefined ? "" : `: ${error.message}`;
     super(
       status === ExecutionStatus.Cancelled ? ErrorCode.ExecutionCancelled : ErrorCode.ExecutionFailed,
-      `Execution ${executionId} ${status === ExecutionStatus.Cancelled ? "was cancelled" : "failed"} in another call while this answer waited for it` +
-        `${error === undefined ? "" : `: ${error.message}`}. The answer was recorded; nothing more will run.`,
+      options.while === "running"
+        ? `Execution ${executionId} ${ended} in another call (another instance took it over) while this call ran it${cause}. Nothing more will run.`
+        : `Execution ${executionId} ${ended} in another call while this answer waited for it${cause}. The answer was recorded; nothing more will run.`,
     );
     this.executionId = executionId;
     this.status = status;

@@ -318,8 +318,8 @@ export class TreeMover {
   async #stopped(pass: Pass, error: unknown): Promise<unknown> {
     const { signal } = pass.controller;
     const stopped = signal.aborted ? signal.reason : undefined;
-    if (isLeaseLost(stopped)) return stopped;
-    if (isLeaseLost(error)) return error;
+    if (isLeaseLost(stopped)) return this.#lost(pass, stopped);
+    if (isLeaseLost(error)) return this.#lost(pass, error);
     // Another pass ended the tree and fired its event: this one reports that, and ends nothing.
     if (error instanceof ExecutionEndedError) return error;
     if (isInfrastructureFault(error) || stopped instanceof AppClosedError) {
@@ -365,6 +365,21 @@ export class TreeMover {
       if (look === CHECKPOINT_LOOKS) return false;
       await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_LOOK_MS));
     }
+  }
+
+  /**
+   * What a pass that lost its lease reports: `ExecutionEndedError` when the tree was cancelled meanwhile
+   * (`app.cancel` on another instance takes the lease over), else the lost lease itself.
+   */
+  async #lost(pass: Pass, lost: unknown): Promise<unknown> {
+    const { frame } = pass.tree;
+    const stored = await this.#services.store.executions
+      .findByTenantIdAndExecutionId(frame.tenant.tenantId, frame.executionId)
+      .catch(() => undefined);
+    if (stored?.status !== ExecutionStatus.Cancelled) return lost;
+    return new ExecutionEndedError(frame.executionId, ExecutionStatus.Cancelled, undefined, {
+      while: "running",
+    });
   }
 
   /**

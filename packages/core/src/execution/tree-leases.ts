@@ -25,6 +25,18 @@ export class TreeLeases {
     return store.leases.acquire({ key, holder: this.nextHolder(), now: clock.now(), ttlMs: LEASE_TTL_MS });
   }
 
+  /** Takes a tree's lease even from a live holder, whose next fenced write then fails (see `takeOver`). */
+  takeOver(key: string): Promise<Lease | undefined> {
+    const { store, clock } = this.#services;
+    return store.leases.acquire({
+      key,
+      holder: this.nextHolder(),
+      now: clock.now(),
+      ttlMs: LEASE_TTL_MS,
+      takeOver: true,
+    });
+  }
+
   /**
    * A holder id for one lease acquisition. Each call that moves a tree holds its lease under its own
    * id, so a second call in this process (the sweep, a resume, an execute on the same thread) waits

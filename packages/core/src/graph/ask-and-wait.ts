@@ -23,7 +23,7 @@ import type { BranchPath } from "../records/branch-path.js";
 import { tellProgress } from "../services/progress.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { frameAttributes, pauseAttributes, spanOf, traced } from "../services/tracing.js";
-import type { Fence } from "../store/fence.js";
+import { type Fence, LeaseLostError } from "../store/fence.js";
 import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
 import { stepRecord } from "./step-record.js";
@@ -460,7 +460,17 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
       throw failed(asking, why);
     },
   );
-  const sent = await services.store.pauses.markSent(tenantId, pause.pauseId, request.fence, ref);
+  const sent = await services.store.pauses
+    .markSent(tenantId, pause.pauseId, request.fence, ref)
+    .catch(async (error: unknown) => {
+      // Taken over while send ran (`app.cancel` on another instance): the channel is still told of a
+      // pause closed meanwhile, by this step, once; then this pass stops.
+      if (!(error instanceof LeaseLostError)) throw error;
+      const now = await reread(asking, pause);
+      if (now.status === PauseStatus.Cancelled)
+        await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
+      throw error;
+    });
   if (sent === undefined) {
     const now = await reread(asking, pause);
     // Closed while send was still returning: this step tells the channel, now that it can.

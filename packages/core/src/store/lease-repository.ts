@@ -14,7 +14,18 @@ export interface LeaseRepository {
    * Takes the lease when it is free or lapsed (`expiresAt <= now`), bumping its epoch; returns undefined
    * when another holder has it. Taking a lease one already holds renews it under a new epoch.
    */
-  acquire(args: { key: string; holder: string; now: number; ttlMs: number }): Promise<Lease | undefined>;
+  acquire(args: {
+    key: string;
+    holder: string;
+    now: number;
+    ttlMs: number;
+    /**
+     * Take it even from a live holder (`app.cancel` does, so as not to wait for a pass that may be in
+     * a tool or a channel's send): the epoch grows as on any grant, so that holder's next fenced write
+     * fails with `LeaseLostError` and its heartbeat stops its pass.
+     */
+    takeOver?: boolean;
+  }): Promise<Lease | undefined>;
   /**
    * Extends a held lease; false when the fence is no longer current (someone took it over) or the lease
    * was released (a renewal that lands after its holder's release does not revive it).

@@ -71,8 +71,14 @@ export class KyselyLeaseRepository implements LeaseRepository {
     );
   }
 
-  acquire(args: { key: string; holder: string; now: number; ttlMs: number }): Promise<Lease | undefined> {
-    const { key, holder, now, ttlMs } = args;
+  acquire(args: {
+    key: string;
+    holder: string;
+    now: number;
+    ttlMs: number;
+    takeOver?: boolean;
+  }): Promise<Lease | undefined> {
+    const { key, holder, now, ttlMs, takeOver } = args;
     const expiresAt = now + ttlMs;
     return inWriteTransaction(this.#store, async (trx) => {
       const current = await this.#lock.first(trx, { key });
@@ -81,7 +87,8 @@ export class KyselyLeaseRepository implements LeaseRepository {
         return inserted === 1 ? { key, holder, epoch: 1, expiresAt } : undefined;
       }
       const epoch = toNumber(current.epoch);
-      if (current.holder !== holder && toMillis(current.expires_at) > now) return undefined;
+      if (current.holder !== holder && toMillis(current.expires_at) > now && takeOver !== true)
+        return undefined;
       const grant = { key, holder, epoch: epoch + 1, expires_at: expiresAt };
       const updated = await this.#take.affected(trx, { ...grant, from: epoch });
       return updated === 1 ? { key, holder, epoch: epoch + 1, expiresAt } : undefined;

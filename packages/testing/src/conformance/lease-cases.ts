@@ -1,7 +1,7 @@
-import type { Store } from "@agboss/core";
+import { LeaseLostError, type Store } from "@agboss/core";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
-import { uid } from "./fixtures.js";
+import { pauseRecord, uid } from "./fixtures.js";
 
 const TTL = 30_000;
 
@@ -58,6 +58,18 @@ export function leaseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(await store().leases.renew({ fence: a!, now: 2_000, ttlMs: TTL })).toBe(false);
     const b = await store().leases.acquire({ key, holder: "b", now: 2_001, ttlMs: TTL });
     expect(b?.holder).toBe("b");
+  });
+
+  test("leases: takeOver takes a live lease under a new epoch, and the old holder's fence is refused", async () => {
+    const key = uid("tree");
+    const a = await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL });
+    expect(await store().leases.acquire({ key, holder: "b", now: 2_000, ttlMs: TTL })).toBeUndefined();
+    const b = await store().leases.acquire({ key, holder: "b", now: 2_000, ttlMs: TTL, takeOver: true });
+    expect(b?.holder).toBe("b");
+    expect(b!.epoch).toBeGreaterThan(a!.epoch);
+    expect(await store().leases.renew({ fence: a!, now: 3_000, ttlMs: TTL })).toBe(false);
+    await expect(store().pauses.findOrCreate(pauseRecord(), a!)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await store().leases.find(key)).toEqual(b);
   });
 
   test("leases: release lets a current lease go and ignores a stale fence", async () => {

@@ -3,6 +3,7 @@ import {
   ChannelOf,
   ChannelOutcome,
   ExecutionContext,
+  ExecutionEndedError,
   LogLevel,
   PauseKind,
   PauseResolution,
@@ -129,13 +130,14 @@ onEachBackend(OfficeApplication, (test) => {
       await gate;
       return ChannelOutcome.awaitReply();
     });
-    const running = pauseRefund(app, mockLlm, "t-wd3");
+    const running = pauseRefund(app, mockLlm, "t-wd3").catch((error: unknown) => error);
     await sending;
     const other = await openApp();
     await other.cancel("t-wd3", { tenantId: "acme" });
     expect(channel.withdraw).not.toHaveBeenCalled();
     release();
-    await running;
+    // The cancel took the tree over: the pass that was sending stops once send returned, and says why.
+    expect(await running).toBeInstanceOf(ExecutionEndedError);
     expect(channel.withdraw).toHaveBeenCalledTimes(1);
     expect(channel.withdraw.mock.calls[0]?.[0]).toMatchObject({ resolution: PauseResolution.Cancelled });
 

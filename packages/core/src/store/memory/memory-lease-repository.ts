@@ -13,10 +13,11 @@ export class MemoryLeaseRepository implements LeaseRepository {
     holder: string;
     now: number;
     ttlMs: number;
+    takeOver?: boolean;
   }): Promise<Lease | undefined> {
     const current = this.#leases.get(args.key);
-    if (current !== undefined && current.holder !== args.holder && current.expiresAt > args.now)
-      return undefined;
+    const live = current !== undefined && current.holder !== args.holder && current.expiresAt > args.now;
+    if (live && args.takeOver !== true) return undefined;
     const lease: Lease = Object.freeze({
       key: args.key,
       holder: args.holder,

@@ -1,0 +1,47 @@
+import { ExecutionEndedError, ExecutionStatus } from "@agboss/core";
+import { expect } from "vitest";
+import { onEachBackendAndPostgres } from "../../src/backends.js";
+import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
+import { acme, pauseRefund } from "../../src/office.js";
+
+// app.cancel on an instance that does not move the tree: it must not wait for the holder (which may be
+// in a tool or a channel's send), and the holder must not end the tree over the cancellation.
+
+onEachBackendAndPostgres(OfficeApplication, (test) => {
+  test("a cancel on another instance takes the tree over at once: the holder's pass, still in its tool, cannot complete the cancelled execution, fires no finish, and its caller learns the execution was cancelled", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+  }) => {
+    const { pauseId, result } = await pauseRefund(app, mockLlm, "t-cancel-elsewhere");
+    let entered = () => {};
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let open = false;
+    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
+      entered();
+      while (!open) await new Promise((resolve) => setTimeout(resolve, 5));
+      return { status: `refunded ${input.orderId}` };
+    });
+    const resuming = app
+      .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
+      .catch((error: unknown) => error);
+    await inTool;
+
+    const other = await openApp();
+    await other.cancel("t-cancel-elsewhere", { tenantId: acme.tenantId });
+    expect((await other.record(result.executionId, { tenantId: acme.tenantId }))?.status).toBe(
+      ExecutionStatus.Cancelled,
+    );
+
+    open = true;
+    const stopped = await resuming;
+    expect(stopped).toBeInstanceOf(ExecutionEndedError);
+    expect((stopped as ExecutionEndedError).status).toBe(ExecutionStatus.Cancelled);
+    const record = await other.record(result.executionId, { tenantId: acme.tenantId });
+    expect(record?.status).toBe(ExecutionStatus.Cancelled);
+    expect(app.get(Desk).events.filter((e) => e === "finish")).toEqual([]);
+  });
+});
