@@ -24,6 +24,7 @@ import type {
   SoloScenario,
   Synchronous,
 } from "./scenarios/scenario.js";
+import { streamOverheadScenario } from "./scenarios/stream-overhead.js";
 import { CallTimings, traceSqlite } from "./store-timing.js";
 
 /** Every scenario, in the order they run (`recovery` only when named). */
@@ -31,6 +32,7 @@ const SCENARIOS: readonly Scenario[] = [
   oneToolAgentScenario,
   pauseResumeScenario,
   resumeLatencyScenario,
+  streamOverheadScenario,
   recoveryScenario,
 ];
 
@@ -215,6 +217,12 @@ function contextOf(
     resumes: options.resumes,
     recover: options.recover,
     recoveryResumes: options.recoveryResumes,
+    measure: {
+      warmup: options.warmup,
+      iterations: options.iterations,
+      rounds: options.rounds,
+      chunk: options.chunk,
+    },
   };
 }
 

@@ -31,9 +31,9 @@ import type { OpenedScenario, PairScenario, ScenarioContext } from "./scenario.j
 // The work both sides do: the user asks about an order, the model calls the lookup tool once, reads its
 // result and answers with a text. Same prompt, same tool, same input validation, same two model turns.
 const SYSTEM_PROMPT = "You look up orders and tell the customer where their order is, in one sentence.";
-const USER_TEXT = "Where is my order o-1001?";
+export const USER_TEXT = "Where is my order o-1001?";
 const ORDER_ID = "o-1001";
-const ANSWER = "Your order o-1001 has shipped.";
+export const ANSWER = "Your order o-1001 has shipped.";
 const TOOL_NAME = "lookup-order-tool";
 const TOOL_DESCRIPTION = "Looks up an order by id and returns its status.";
 
@@ -49,7 +49,7 @@ function lookupOrder(orderId: string): LookupOrderOutput {
 }
 
 /** Counts tool runs per side, to check that every execution really called the tool. */
-const toolRuns = { agboss: 0, langgraph: 0 };
+export const toolRuns = { agboss: 0, langgraph: 0 };
 
 // ---------------------------------------------------------------------------------------------------
 // AGBoss: start → agent (one tool) → finish, on the store `--backend` names.
@@ -81,7 +81,7 @@ class OrderStatusAgent {}
   description: "A customer's question",
   input: WorkflowStartTextDto,
 })
-class OrderStatusStart {}
+export class OrderStatusStart {}
 
 @WorkflowFinish({
   name: "order-status-workflow-finish",
@@ -113,7 +113,7 @@ class BenchModelProvider implements ModelProviderHandler {
 }
 
 @Application({ name: "bench-application", workflows: [OrderStatusWorkflow], providers: [BenchModelProvider] })
-class BenchApplication {}
+export class BenchApplication {}
 
 async function openAgboss(store: StoreFactory, timings: CallTimings | undefined): Promise<BenchSide> {
   const app = await createApp(BenchApplication, { store });

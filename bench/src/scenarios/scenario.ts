@@ -1,4 +1,4 @@
-import type { BenchSide, PhaseTimings } from "../measure.js";
+import type { BenchSide, MeasureOptions, PhaseTimings } from "../measure.js";
 import type { PostgresServer, PostgresTarget } from "../postgres.js";
 import type { CallTimings } from "../store-timing.js";
 
@@ -43,6 +43,8 @@ export interface ScenarioContext {
   readonly recover: number;
   /** `recovery`: resumes in the comparison sample. */
   readonly recoveryResumes: number;
+  /** How pair scenarios are measured (`--iterations`, `--rounds`, …), for a solo scenario that measures two ways of AGBoss the same way. */
+  readonly measure: Omit<MeasureOptions, "progress" | "afterWarmup">;
 }
 
 /** The two sides of a scenario, opened and ready to run. */
