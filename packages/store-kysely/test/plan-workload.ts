@@ -28,6 +28,7 @@ import {
   WorkflowStartTextDto,
 } from "@agboss/core";
 import { type CompiledQuery, type Kysely, sql } from "kysely";
+import { expect } from "vitest";
 
 // A real application's pause, resume and recovery sweep in a store that already holds many copies of a
 // real paused tree (every row of it: thread, execution, pause, lease, checkpoints, blobs and writes),
@@ -294,4 +295,51 @@ async function cloneTrees(options: PlanWorkloadOptions, rootExecutionId: string)
   await sql`update ${table("agboss_pauses")} set status = 'taken', resolved_at = ${Date.now() - 3600_000}, answer = '{}'
     where pause_id like ${"%2"}`.execute(db);
   return seeded;
+}
+
+/** The tables each path must read or write, so a check cannot pass by never reaching one of them. */
+export const PATH_TABLES: Readonly<Record<keyof PlanPaths, readonly string[]>> = {
+  pause: [
+    "agboss_threads",
+    "agboss_executions",
+    "agboss_leases",
+    "agboss_pauses",
+    "agboss_pause_answers",
+    "agboss_checkpoints",
+    "agboss_checkpoint_blobs",
+    "agboss_checkpoint_writes",
+  ],
+  resume: [
+    "agboss_executions",
+    "agboss_leases",
+    "agboss_pauses",
+    "agboss_checkpoints",
+    "agboss_checkpoint_blobs",
+    "agboss_checkpoint_writes",
+  ],
+  sweep: ["agboss_executions", "agboss_pauses", "agboss_budget_ledger"],
+};
+
+/**
+ * Checks one path's statements: every table it must touch was seeded with a backlog and is reached, and
+ * no statement has a problem in its plan (`problems` reads the dialect's EXPLAIN).
+ */
+export function checkPath(args: {
+  readonly statements: readonly CompiledQuery[];
+  readonly touches: readonly string[];
+  readonly seeded: SeededRows;
+  readonly trees: number;
+  readonly problems: (query: CompiledQuery) => readonly string[];
+}): void {
+  const { statements, touches, seeded, trees, problems } = args;
+  for (const table of touches) {
+    expect(seeded[table], table).toBeGreaterThanOrEqual(trees);
+    expect(statements.some((q) => q.sql.includes(`"${table}"`), table)).toBe(true);
+  }
+  const wrong = new Map<string, readonly string[]>();
+  for (const query of statements) {
+    const found = problems(query);
+    if (found.length > 0) wrong.set(query.sql, found);
+  }
+  expect(Object.fromEntries(wrong)).toEqual({});
 }

@@ -2,7 +2,13 @@ import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { type CompiledQuery, Kysely, SqliteDialect } from "kysely";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PlanPaths, runPlanWorkload, type SeededRows } from "../../store-kysely/test/plan-workload.js";
+import {
+  checkPath,
+  PATH_TABLES,
+  type PlanPaths,
+  runPlanWorkload,
+  type SeededRows,
+} from "../../store-kysely/test/plan-workload.js";
 import { SQLITE_CAPABILITIES } from "../src/index.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -82,45 +88,19 @@ describe(`the pause, resume and sweep paths among ${TREES.toLocaleString("en-US"
     return out;
   }
 
-  function check(statements: readonly CompiledQuery[], touches: readonly string[]) {
-    for (const table of touches) {
-      expect(seeded[table], table).toBeGreaterThanOrEqual(TREES);
-      expect(statements.some((q) => q.sql.includes(`"${table}"`), table)).toBe(true);
-    }
-    const wrong = new Map<string, string[]>();
-    for (const query of statements) {
-      const found = problems(query);
-      if (found.length > 0) wrong.set(query.sql, found);
-    }
-    expect(Object.fromEntries(wrong)).toEqual({});
-  }
+  const check = (statements: readonly CompiledQuery[], touches: readonly string[]) =>
+    checkPath({ statements, touches, seeded, trees: TREES, problems });
 
   test("a pause: every statement reads through an index that bounds it", () => {
-    check(paths.pause, [
-      "agboss_threads",
-      "agboss_executions",
-      "agboss_leases",
-      "agboss_pauses",
-      "agboss_pause_answers",
-      "agboss_checkpoints",
-      "agboss_checkpoint_blobs",
-      "agboss_checkpoint_writes",
-    ]);
+    check(paths.pause, PATH_TABLES.pause);
   });
 
   test("a resume: every statement reads through an index that bounds it", () => {
-    check(paths.resume, [
-      "agboss_executions",
-      "agboss_leases",
-      "agboss_pauses",
-      "agboss_checkpoints",
-      "agboss_checkpoint_blobs",
-      "agboss_checkpoint_writes",
-    ]);
+    check(paths.resume, PATH_TABLES.resume);
   });
 
   test("the sweep: every page starts at its cursor in its index, and nothing is sorted", () => {
-    check(paths.sweep, ["agboss_executions", "agboss_pauses", "agboss_budget_ledger"]);
+    check(paths.sweep, PATH_TABLES.sweep);
     const cursors = new Map(paths.sweep.filter((q) => /\) > \(/.test(q.sql)).map((q) => [q.sql, q]));
     expect([...cursors.values()].map((q) => planOf(q))).toEqual([
       [
