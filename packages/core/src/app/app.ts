@@ -329,12 +329,15 @@ export class App {
       recordAnswer(this.#services, request, options, (r) => this.#claim(r)),
     );
     const withRecord = options.record === true;
-    if (claimed !== undefined)
-      return this.#moveAnswered({ ...claimed, resolved, responder, withRecord, signal, progress });
-    const lease = await this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`, () =>
-      abortedWaiting(resolved, signal),
-    );
-    return this.#moveAnswered({ lease, resolved, responder, withRecord, signal, progress });
+    const held =
+      claimed ??
+      (await this.#underLease(
+        resolved,
+        await this.#leases.acquireWaiting(`${resolved.tenantId}/${resolved.threadId}`, () =>
+          abortedWaiting(resolved, signal),
+        ),
+      ));
+    return this.#moveAnswered({ held, resolved, responder, withRecord, signal, progress });
   }
 
   /**
@@ -345,7 +348,15 @@ export class App {
    */
   async #claim(resolved: PauseRecord): Promise<Claimed | undefined> {
     const lease = await this.#leases.tryAcquire(`${resolved.tenantId}/${resolved.threadId}`);
-    if (lease === undefined) return undefined;
+    return lease === undefined ? undefined : this.#underLease(resolved, lease);
+  }
+
+  /**
+   * Reads the answered tree under its lease (a holder that ran while this call waited may have ended
+   * it) and marks it running: the durable trace of phase 2. From there, a tree whose holder dies is
+   * found by the sweep as running once its lease lapses, whatever its pauses' states.
+   */
+  async #underLease(resolved: PauseRecord, lease: Lease): Promise<Claimed> {
     try {
       const tree = await readTree(this.#services, resolved.tenantId, resolved.rootExecutionId);
       await this.#recorder.markRunning(tree, lease);
@@ -380,7 +391,13 @@ export class App {
       const lease = await this.#leases.acquireWaiting(`${tenantId}/${resolved.threadId}`, () =>
         abortedWaiting(resolved, signal),
       );
-      await this.#moveAnswered({ lease, resolved, responder, withRecord: false, signal });
+      await this.#moveAnswered({
+        held: await this.#underLease(resolved, lease),
+        resolved,
+        responder,
+        withRecord: false,
+        signal,
+      });
     })().catch((error: unknown) => {
       // Not a failure: a closing app or the caller's signal leaves the answered tree to the sweep.
       if (error instanceof AppClosedError || error instanceof ExecutionAbortedError) return;
@@ -423,32 +440,23 @@ export class App {
     while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
   }
 
-  /** Phase 2: reads the answered tree under its lease, marks it running, and moves it, taking every answered pause. */
+  /** Phase 2 under the tree's lease: fires the resume event and moves the tree, taking every answered pause. */
   async #moveAnswered(args: {
-    readonly lease: Lease;
+    /** The tree's lease, and the tree read under it and marked running (or why it could not be). */
+    readonly held: Claimed;
     readonly resolved: PauseRecord;
     readonly responder: string;
     readonly withRecord: boolean;
     readonly signal: AbortSignal | undefined;
     readonly progress?: ExecutionFrame["progress"];
-    /** The tree, when phase 1 already read it under the lease and marked it running. */
-    readonly tree?: Tree | undefined;
-    /** Why phase 1 could not read the tree it claimed. */
-    readonly failed?: unknown;
   }): Promise<ExecutionOutput> {
-    const { lease, resolved, responder, withRecord, signal, progress } = args;
-    let tree: Tree;
-    try {
-      if ("failed" in args) throw args.failed;
-      // Read under the lease: a holder that ran while this call waited may have ended the tree.
-      tree = args.tree ?? (await readTree(this.#services, resolved.tenantId, resolved.rootExecutionId));
-      // The durable trace of phase 2: from here on, a tree whose holder dies is found by the sweep as
-      // running once its lease lapses, whatever its pauses' states (a Taken pause is no longer Resolved).
-      if (args.tree === undefined) await this.#recorder.markRunning(tree, lease);
-    } catch (error) {
+    const { held, resolved, responder, withRecord, signal, progress } = args;
+    const { lease } = held;
+    if ("failed" in held) {
       await this.#services.store.leases.release(lease).catch(() => undefined);
-      throw error;
+      throw held.failed;
     }
+    const { tree } = held;
     const pauseId = resolved.answeredBy === PauseAnswerer.ThreadOwner ? resolved.pauseId : undefined;
     await this.#events.emit("onExecutionResume", {
       ...this.#events.base(tree.frame),
