@@ -25,7 +25,7 @@ import { ExecutionAbortedError, ExecutionEndedError, ExecutionInterruptedError }
 import type { ExecutionOutput } from "./execution-output.js";
 import type { ExecutionRecorder } from "./execution-recorder.js";
 import { CONTINUE, ENDED, type Tree } from "./tree.js";
-import { owesWork, resumeMapOf, withdrawObsolete } from "./what-to-resume.js";
+import { owesWork, type PauseInterrupt, pauseIdOf, resumeMapOf, withdrawObsolete } from "./what-to-resume.js";
 
 /**
  * Moves execution trees under their leases: one pass runs a tree from where it rests (a start, an
@@ -217,7 +217,7 @@ export class TreeMover {
           signal: pass.controller.signal,
           recursionLimit: 10_000,
         }),
-      )) as FlowStateValue & { __interrupt__?: readonly PendingInterrupt[] };
+      )) as FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
       if (out.__interrupt__ === undefined) return { finished: out, moved };
       // Before resting, take the pauses resolved while this pass ran (the drain).
       const drained = pass.holdsLaunch ? undefined : await this.#drain(pass, out.__interrupt__);
@@ -235,7 +235,7 @@ export class TreeMover {
    */
   async #drain(
     pass: Pass,
-    interrupts: readonly PendingInterrupt[],
+    interrupts: readonly PauseInterrupt[],
   ): Promise<{ resume?: Command; waiting: readonly PauseRecord[] } | undefined> {
     const { frame } = pass;
     const open = await this.#services.store.pauses.list({
@@ -248,8 +248,8 @@ export class TreeMover {
     if (answered.size === 0) return { waiting };
     const map: Record<string, { pauseId: string }> = {};
     for (const pending of interrupts) {
-      const pauseId = pending.value?.pauseId;
-      if (pending.id === undefined || typeof pauseId !== "string" || !answered.has(pauseId)) continue;
+      const pauseId = pauseIdOf(pending);
+      if (pending.id === undefined || pauseId === undefined || !answered.has(pauseId)) continue;
       map[pending.id] = { pauseId };
       answered.delete(pauseId);
     }
@@ -487,12 +487,6 @@ const CHECKPOINT_LOOK_MS = 20;
 
 /** A snapshot of a compiled flow's state. */
 type Snapshot = Awaited<ReturnType<CompiledFlow["getState"]>>;
-
-/** An interrupt the graph returned: a paused tool call's, whose value names its pause. */
-interface PendingInterrupt {
-  readonly id?: string;
-  readonly value?: { readonly pauseId?: unknown };
-}
 
 /**
  * Where {@link TreeMover.#advance} stopped: the tree finished; or it rests on pending pauses (read without

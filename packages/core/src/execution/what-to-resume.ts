@@ -61,12 +61,24 @@ export async function withdrawObsolete(
   });
 }
 
+/** A LangGraph interrupt, as a paused tool call raises it: its value names the pause. @internal */
+export interface PauseInterrupt {
+  readonly id?: string;
+  readonly value?: unknown;
+}
+
+/** The pause a paused tool call's interrupt waits on, if it is one. @internal */
+export function pauseIdOf(pending: PauseInterrupt): string | undefined {
+  const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
+  return typeof pauseId === "string" ? pauseId : undefined;
+}
+
 /** Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to its pause. */
 export async function resumeMapOf(
   services: RuntimeServices,
   tenantId: string,
   snapshot: {
-    tasks: readonly { interrupts?: readonly { id?: string; value?: unknown }[]; result?: unknown }[];
+    tasks: readonly { interrupts?: readonly PauseInterrupt[]; result?: unknown }[];
   },
 ) {
   const map: Record<string, { pauseId: string }> = {};
@@ -75,8 +87,8 @@ export async function resumeMapOf(
     // it was resumed from until its whole superstep ends: resuming it again would change nothing.
     if (task.result !== undefined) continue;
     for (const pending of task.interrupts ?? []) {
-      const pauseId = (pending.value as { pauseId?: unknown } | undefined)?.pauseId;
-      if (typeof pauseId !== "string" || pending.id === undefined) continue;
+      const pauseId = pauseIdOf(pending);
+      if (pauseId === undefined || pending.id === undefined) continue;
       const pause = await services.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
       const withdrawn =
         pause?.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn;
