@@ -23,6 +23,7 @@ import type { PendingPause } from "../pauses/pending-pause.js";
 import { maskFindings } from "../pii/pii-record-mask.js";
 import { sensitiveValuesOf } from "../pii/sensitive-values.js";
 import type { PauseEntry } from "../records/pause-entry.js";
+import { tellFollowersWithdrawn } from "../services/followers.js";
 import { piiPoliciesOf } from "../services/pii-policies.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { pauseAttributes, spanOf, traced } from "../services/tracing.js";
@@ -192,6 +193,7 @@ export async function tellWithdrawn(
   pause: PauseRecord,
   resolution: PauseWithdrawalResolution,
 ): Promise<void> {
+  tellFollowersWithdrawn(services, pause);
   await traced(
     services.tracing,
     spanOf(ExecutionContext.current()),

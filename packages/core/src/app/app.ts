@@ -44,6 +44,7 @@ import { PauseAnswerer, PauseResolution } from "../pauses/pause-status.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import { rememberExecutionBudget } from "../services/budget-guard.js";
+import { tellFollowersFailed } from "../services/followers.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { pauseAttributes } from "../services/tracing.js";
 import { LeaseLostError } from "../store/fence.js";
@@ -552,6 +553,7 @@ export class App {
       },
       lease,
     );
+    tellFollowersFailed(this.#services, latest, new ExecutionCancelledError(threadId));
   }
 
   /** The stored record of an execution, with its audit trail. */

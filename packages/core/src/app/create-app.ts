@@ -6,6 +6,7 @@ import { CLOCK, LOGGER } from "../container/well-known-tokens.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
 import { ConsoleLogger, type Logger, LogLevel } from "../logging/logger.js";
 import { ModelRegistry } from "../models/model-registry.js";
+import { Followers } from "../services/followers.js";
 import { loadInterpreterPrompts } from "../services/interpreter-prompts.js";
 import { loadTracing } from "../services/tracing.js";
 import type { Store, StoreFactory } from "../store/store.js";
@@ -75,7 +76,18 @@ export async function createApp(application: AnyClass, options: CreateAppOptions
   const env = options.env ?? process.env.AGBOSS_ENV ?? "dev";
   const tracing = options.tracing === false ? undefined : await loadTracing();
   const app = new App({
-    internals: { container, models, clock, logger, store, assembled, env, interpreterPrompts, tracing },
+    internals: {
+      container,
+      models,
+      clock,
+      logger,
+      store,
+      assembled,
+      env,
+      interpreterPrompts,
+      tracing,
+      followers: new Followers(),
+    },
     ownsStore,
     events,
   });

@@ -15,6 +15,7 @@ import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { ExecutionStatus } from "../records/execution-status.js";
+import { tellFollowersFailed, tellFollowersRested } from "../services/followers.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { frameAttributes } from "../services/tracing.js";
 import { keepLeaseAlive } from "../services/tree-lease.js";
@@ -123,6 +124,7 @@ export class TreeMover {
     };
     try {
       const output = await this.#run(pass, first);
+      tellFollowersRested(this.#services, tree.frame, output);
       span?.set({ "agboss.execution.status": output.status });
       span?.end();
       return output;
@@ -451,6 +453,7 @@ export class TreeMover {
       return;
     }
     await this.#events.emit("onExecutionError", { ...this.#events.base(frame), error: thrown });
+    tellFollowersFailed(this.#services, { ...frame, tenantId }, thrown);
   }
 
   /** A release that failed after the pass's last write: the lease lapses on its own; only a log line. */

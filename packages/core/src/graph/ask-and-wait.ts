@@ -210,17 +210,22 @@ function tellPause(
   what: "asked" | "withdrawn" | "approved" | "answered" | "rejected",
 ): void {
   const { request } = asking;
-  tellProgress(asking.services, asking.frame, () => {
-    const named = {
-      pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
-      tool: request.tool.name,
-      callId: request.call.id,
-      agent: request.agent.name,
-    };
-    if (what === "asked") return { type: "pause.asked", ...named, role: asking.channel.name };
-    if (what === "withdrawn") return { type: "pause.withdrawn", ...named };
-    return { type: "pause.answered", ...named, outcome: what };
-  });
+  tellProgress(
+    asking.services,
+    asking.frame,
+    () => {
+      const named = {
+        pauseId: pause.answeredBy === PauseAnswerer.ThreadOwner ? pause.pauseId : undefined,
+        tool: request.tool.name,
+        callId: request.call.id,
+        agent: request.agent.name,
+      };
+      if (what === "asked") return { type: "pause.asked", ...named, role: asking.channel.name };
+      if (what === "withdrawn") return { type: "pause.withdrawn", ...named };
+      return { type: "pause.answered", ...named, outcome: what };
+    },
+    pause.pauseId,
+  );
 }
 
 /** Tells the listener how the step's pause was answered, and returns the approval. */

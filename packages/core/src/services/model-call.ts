@@ -8,6 +8,7 @@ import type { PiiTokenMap } from "../pii/pii-token-map.js";
 import { type SensitiveSource, sensitiveValuesOf } from "../pii/sensitive-values.js";
 import { agentSensitiveSources } from "./agent-sensitive-sources.js";
 import { type AppliedBudget, budgetsOf, chargeBudgets, checkBudgets } from "./budget-guard.js";
+import { followed } from "./followers.js";
 import { piiPoliciesOf } from "./pii-policies.js";
 import { tellProgress } from "./progress.js";
 import type { RuntimeServices } from "./runtime-services.js";
@@ -158,7 +159,7 @@ export async function callChatModel(services: RuntimeServices, call: ModelCall):
   const request =
     map !== undefined
       ? { ...call.request, messages: hideMessages(map, messages) }
-      : frame?.progress === undefined
+      : frame === undefined || (frame.progress === undefined && !followed(services, frame))
         ? call.request
         : { ...call.request, onText: textListener(services, frame, call) };
   const response = await spend(services, call, caller, "chat", () => model.invoke(request));

@@ -116,16 +116,21 @@ export type ProgressEventBody = ProgressEvent extends infer E
   : never;
 
 /**
- * Tells the listener of the run `frame` belongs to (`app.stream`) what just happened. Costs one check
- * when nobody listens: `body` is a function, built only for a listener.
+ * Tells the listener of the run `frame` belongs to (`app.stream`) and the followers of its tree in this
+ * process (`app.follow`) what just happened. Costs two checks when nobody listens: `body` is a function,
+ * built only for a listener. `pauseKey` is the id of the pause a pause's event is about.
  * @internal
  */
 export function tellProgress(
   services: RuntimeServices,
   frame: ExecutionFrame | undefined,
   body: () => ProgressEventBody,
+  pauseKey?: string,
 ): void {
-  if (frame?.progress === undefined) return;
+  if (frame === undefined) return;
+  const followers = services.followers;
+  const followed = followers?.watching(frame.tenant.tenantId, frame.rootExecutionId) === true;
+  if (frame.progress === undefined && !followed) return;
   const event = {
     executionId: frame.executionId,
     rootExecutionId: frame.rootExecutionId,
@@ -133,7 +138,8 @@ export function tellProgress(
     at: new Date(services.clock.now()).toISOString(),
     ...body(),
   } as ProgressEvent;
-  frame.progress(event);
+  frame.progress?.(event);
+  if (followed) followers?.publish(frame.tenant.tenantId, frame.rootExecutionId, event, pauseKey);
 }
 
 /** An error as the stream shows it. @internal */

@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { ModelRegistry } from "../models/model-registry.js";
 import type { Store } from "../store/store.js";
 import type { Clock } from "../time/clock.js";
+import type { Followers } from "./followers.js";
 import type { Tracing } from "./tracing.js";
 
 /** What the graph's nodes need from the application. @internal */
@@ -20,4 +21,6 @@ export interface RuntimeServices {
   readonly interpreterPrompts?: ReadonlyMap<AnyClass, string> | undefined;
   /** OpenTelemetry spans, when `@opentelemetry/api` is installed; undefined otherwise. */
   readonly tracing?: Tracing | undefined;
+  /** The process-local bus `app.follow` hears this process's passes on. */
+  readonly followers?: Followers | undefined;
 }
