@@ -111,6 +111,7 @@ export {
   ExecutionAbortedError,
   ExecutionEndedError,
   ExecutionInterruptedError,
+  ExecutionUnknownError,
 } from "./execution/execution-errors.js";
 export type {
   ExecutionErrorEvent,
@@ -120,6 +121,12 @@ export type {
   ExecutionResumeEvent,
   ExecutionStartEvent,
 } from "./execution/execution-events.js";
+export {
+  DEFAULT_FOLLOW_POLL_MS,
+  ExecutionFollow,
+  type FollowOptions,
+  type FollowTarget,
+} from "./execution/execution-follow.js";
 export type { ExecutionOutput } from "./execution/execution-output.js";
 export {
   type ExecutionBeginEvent,

@@ -28,6 +28,12 @@ import { withPauses } from "../execution/child-records.js";
 import { ExecutionEventEmitter } from "../execution/event-emitter.js";
 import { ExecutionAbortedError } from "../execution/execution-errors.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
+import {
+  type ExecutionFollow,
+  type FollowOptions,
+  type FollowTarget,
+  followExecution,
+} from "../execution/execution-follow.js";
 import type { ExecutionOutput } from "../execution/execution-output.js";
 import { ExecutionRecorder } from "../execution/execution-recorder.js";
 import { type ExecutionBeginEvent, ExecutionStream } from "../execution/execution-stream.js";
@@ -480,6 +486,26 @@ export class App {
     return this.#mover.move({ tree, lease, first: CONTINUE, withRecord, signal, progress });
   }
 
+  /**
+   * Follows an execution that another call runs, in this process or on another instance sharing the
+   * store: `{ threadId }` follows the thread's latest execution, `{ executionId }` the tree it belongs to.
+   * A pass of this process is heard as it happens (everything `stream` shows); one elsewhere through the
+   * store, every `pollIntervalMs` on the Clock (its pauses and how it came to rest). Each event comes
+   * once; the follow ends after `execution.finished` or `execution.failed` (at once for an execution that
+   * had ended), going on through `execution.paused`. Stopping it (`signal`, or leaving the loop) stops
+   * following, not the run.
+   *
+   * @example
+   * for await (const event of app.follow({ threadId }, { tenantId: "acme" })) console.log(event.type);
+   */
+  follow(target: FollowTarget, options: FollowOptions = {}): ExecutionFollow {
+    this.#assertOpen();
+    return followExecution(this.#services, target, options, this.#following.signal);
+  }
+
+  /** Aborted by `close()`: every follow of this application ends. */
+  readonly #following = new AbortController();
+
   /** The application's pauses, for an inbox or an admin panel. A Channel pause's id is never shown. */
   readonly pauses = {
     list: async (query: PauseInboxQuery): Promise<PauseSummary[]> => {
@@ -574,6 +600,7 @@ export class App {
     if (this.#closed) return;
     this.#closed = true;
     this.#recovery.stop();
+    this.#following.abort();
     for (const controller of this.#mover.running.values()) controller.abort(new AppClosedError());
     // Background moves stop with the passes they run; an answer they leave resolved waits for a sweep.
     await this.idle();

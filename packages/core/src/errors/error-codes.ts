@@ -20,6 +20,7 @@ export const ErrorCode = {
   ExecutionInterrupted: "execution.interrupted",
   ExecutionAborted: "execution.aborted",
   ExecutionIdTaken: "execution.id-taken",
+  ExecutionUnknown: "execution.unknown",
   BranchWithdrawn: "branch.withdrawn",
   JoinDeadline: "join.deadline",
   ChannelTimeout: "channel.timeout",

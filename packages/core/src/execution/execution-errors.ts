@@ -84,3 +84,16 @@ export class ExecutionAbortedError extends AgbossError {
     this.threadId = "call" in args ? undefined : args.threadId;
   }
 }
+
+/** `app.follow` was given a thread or an execution the tenant does not have. */
+export class ExecutionUnknownError extends AgbossError {
+  static override readonly kind: string = "ExecutionUnknownError";
+  constructor(target: { readonly threadId: string } | { readonly executionId: string }, tenantId: string) {
+    super(
+      ErrorCode.ExecutionUnknown,
+      "threadId" in target
+        ? `Tenant "${tenantId}" has no thread "${target.threadId}" with an execution to follow.`
+        : `Tenant "${tenantId}" has no execution "${target.executionId}" to follow.`,
+    );
+  }
+}
