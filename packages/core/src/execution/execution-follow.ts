@@ -224,8 +224,15 @@ export class ExecutionFollow implements AsyncIterable<ExecutionStreamEvent> {
       seen.moving();
       return;
     }
-    // A pause answered and not yet taken: the record's `paused` is older than the answer.
-    if (status === ExecutionStatus.Paused && pauses.some((p) => p.status === PauseStatus.Resolved)) return;
+    // A tree at rest on pauses has a pending one and none answered but not taken: a record that says
+    // `paused` otherwise is older than an answer, or than a cancel that has not stored its end yet.
+    if (
+      status === ExecutionStatus.Paused &&
+      (pauses.some((p) => p.status === PauseStatus.Resolved) ||
+        !pauses.some((p) => p.status === PauseStatus.Pending))
+    ) {
+      return;
+    }
     const rest = restOf(this.#services, stored, pauses, now);
     if (rest !== undefined) offer(rest, undefined);
   }
