@@ -43,6 +43,11 @@ export interface AgbossHttpOptions {
   readonly basePath?: string;
   /** The OpenAPI document; `false` serves none. */
   readonly openApi?: OpenApiOptions | false;
+  /**
+   * How often a follow (`GET /executions/{executionId}/events`, `GET /threads/{threadId}/events`) reads
+   * the store for what other instances did, in milliseconds. Default 1000 (`app.follow`'s default).
+   */
+  readonly followPollIntervalMs?: number;
   /** The `type` of problem documents for a code. Default: the error codes' page of the documentation. */
   problemType?(code: string): string;
 }

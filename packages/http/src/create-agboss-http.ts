@@ -2,6 +2,7 @@ import { type App, LogLevel } from "@agboss/core";
 import { type Context, Hono } from "hono";
 import type { AgbossHttpOptions } from "./agboss-http-options.js";
 import { answerRoute } from "./answer-route.js";
+import { followRoute } from "./follow-route.js";
 import { checkCaller, type HttpCaller } from "./http-caller.js";
 import { type HttpContext, httpContext } from "./http-context.js";
 import { HttpError, HttpErrorCode } from "./http-error.js";
@@ -19,6 +20,8 @@ const ROUTES: readonly (readonly [method: string, path: string])[] = [
   ["GET", "/pauses"],
   ["POST", "/threads/:threadId/cancel"],
   ["GET", "/executions/:executionId"],
+  ["GET", "/executions/:executionId/events"],
+  ["GET", "/threads/:threadId/events"],
 ];
 
 /** A path parameter, decoded. */
@@ -67,6 +70,8 @@ function failure(context: HttpContext, c: Context, error: unknown): Response {
  * | `GET /pauses` | the pauses of the caller's threads (its inbox) |
  * | `POST /threads/{threadId}/cancel` | cancels the caller's thread |
  * | `GET /executions/{executionId}` | an execution's record, with its audit trail |
+ * | `GET /executions/{executionId}/events` | follows an execution another request runs, as server-sent events |
+ * | `GET /threads/{threadId}/events` | follows the thread's latest execution, as server-sent events |
  * | `GET /openapi.json` | the OpenAPI 3.1 document of these routes |
  *
  * Errors are RFC 9457 problem documents carrying the AGBoss error code.
@@ -148,6 +153,22 @@ export function createAgbossHttp(app: App, options: AgbossHttpOptions): Hono {
     "/executions/:executionId",
     guarded(async (c, caller) =>
       jsonResponse(200, await recordRoute(context, { executionId: param(c, "executionId"), caller })),
+    ),
+  );
+  http.get(
+    "/executions/:executionId/events",
+    guarded((c, caller) =>
+      followRoute(context, {
+        request: c.req.raw,
+        caller,
+        target: { executionId: param(c, "executionId") },
+      }),
+    ),
+  );
+  http.get(
+    "/threads/:threadId/events",
+    guarded((c, caller) =>
+      followRoute(context, { request: c.req.raw, caller, target: { threadId: param(c, "threadId") } }),
     ),
   );
   // The other methods on these paths are 405; any other path is left to the router it is mounted in

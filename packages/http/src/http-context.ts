@@ -22,6 +22,8 @@ export interface HttpContext {
   readonly problemType: (code: string) => string;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** `followPollIntervalMs`, checked; undefined for `app.follow`'s default. */
+  readonly followPollIntervalMs: number | undefined;
 }
 
 function badOption(message: string): HttpError {
@@ -54,8 +56,21 @@ export function httpContext(app: App, options: AgbossHttpOptions): HttpContext {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1)
     throw badOption(`maxBodyBytes must be a positive whole number of bytes, not ${maxBodyBytes}.`);
+  const followPollIntervalMs = options.followPollIntervalMs;
+  if (
+    followPollIntervalMs !== undefined &&
+    !(
+      typeof followPollIntervalMs === "number" &&
+      Number.isFinite(followPollIntervalMs) &&
+      followPollIntervalMs > 0
+    )
+  )
+    throw badOption(
+      `followPollIntervalMs must be a positive number of milliseconds, not ${followPollIntervalMs}.`,
+    );
   return {
     app,
+    followPollIntervalMs,
     options,
     starts,
     maxBodyBytes,

@@ -28,6 +28,16 @@ const EVENT_STREAM = {
     },
   },
 };
+/** A followed execution's events as server-sent events: always an event stream. */
+const FOLLOWED_EVENTS = {
+  "text/event-stream": {
+    schema: {
+      type: "string",
+      description:
+        "The followed execution's events, one `event: <type>` / `data: <JSON>` each, encoded as a start's stream: from a pass on the instance that serves the request, everything it does (model.text, model.turn, budget.spent, tool.started, tool.returned, tool.failed, pause.asked, pause.answered, pause.withdrawn); from other instances, read from the store every poll interval, pause.asked, pause.answered and pause.withdrawn. execution.paused (`output`: the Execution, sensitive fields masked) each time it rests on pauses; the stream ends after execution.finished (`output`) or execution.failed (`problem`), at once for an execution that had ended.",
+    },
+  },
+};
 const problem = (description: string) => ({
   description,
   content: { [PROBLEM_JSON]: { schema: ref("Problem") } },
@@ -372,6 +382,33 @@ export function buildOpenApi(context: HttpContext): Record<string, unknown> {
         "200": { description: "The record", content: json(ref("ExecutionRecord")) },
         ...COMMON_PROBLEMS,
         "404": problem("No such execution of the caller's"),
+      },
+    },
+  };
+
+  paths[`${base}/executions/{executionId}/events`] = {
+    get: {
+      operationId: "follow-execution",
+      summary: "Follow an execution another request runs, as server-sent events",
+      tags: ["executions"],
+      parameters: [{ name: "executionId", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "The execution's events until it ends", content: FOLLOWED_EVENTS },
+        ...COMMON_PROBLEMS,
+        "404": problem("No such execution of the caller's"),
+      },
+    },
+  };
+  paths[`${base}/threads/{threadId}/events`] = {
+    get: {
+      operationId: "follow-thread",
+      summary: "Follow the thread's latest execution, as server-sent events",
+      tags: ["threads"],
+      parameters: [{ name: "threadId", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "The execution's events until it ends", content: FOLLOWED_EVENTS },
+        ...COMMON_PROBLEMS,
+        "404": problem("No such thread of the caller's"),
       },
     },
   };

@@ -3,6 +3,7 @@ import {
   DtoValidationError,
   ErrorCode,
   NotPausedError,
+  type StreamError,
   UninterpretableReplyError,
 } from "@agboss/core";
 import { HttpError, HttpErrorCode } from "./http-error.js";
@@ -105,6 +106,22 @@ export function problemOf(
     detail: error.message,
     code: error.code,
   };
+}
+
+/**
+ * The problem document for a failure a follow read from the store (its code and message as the
+ * execution record keeps them): the status and title its code has, or a 500; an error without a code
+ * keeps its message on the server, as {@link problemOf} does.
+ * @internal
+ */
+export function problemOfStreamError(
+  error: StreamError,
+  options: { problemType?: (code: string) => string } = {},
+): ProblemDetails {
+  if (error.code === undefined) return problemOf(undefined, options);
+  const typeOf = options.problemType ?? defaultProblemType;
+  const [status, title] = STATUS_OF[error.code] ?? [500, "The execution failed"];
+  return { type: typeOf(error.code), title, status, detail: error.message, code: error.code };
 }
 
 /** A `Response` carrying {@link problemOf}'s document, as `application/problem+json`. */

@@ -38,11 +38,18 @@ describe("the OpenAPI document", () => {
       expect(doc.security).toEqual([{ bearer: [] }]);
       expect(Object.keys(doc.paths).sort()).toEqual([
         "/agboss/executions/{executionId}",
+        "/agboss/executions/{executionId}/events",
         "/agboss/pauses",
         "/agboss/pauses/{pauseId}/answer",
         "/agboss/starts/desk-workflow-start",
         "/agboss/threads/{threadId}/cancel",
+        "/agboss/threads/{threadId}/events",
       ]);
+      // A follow is an event stream, refused as the other owner-only routes are.
+      const follow = doc.paths["/agboss/threads/{threadId}/events"].get;
+      expect(Object.keys(follow.responses["200"].content)).toEqual(["text/event-stream"]);
+      expect(follow.responses["404"]).toBeDefined();
+      expect(doc.paths["/agboss/executions/{executionId}/events"].get.operationId).toBe("follow-execution");
       // The start's input DTO, as JSON Schema.
       const start = doc.paths["/agboss/starts/desk-workflow-start"].post;
       expect(start.requestBody.content["application/json"].schema.properties.input).toEqual({
