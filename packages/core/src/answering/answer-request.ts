@@ -51,9 +51,10 @@ export type ResumeOptions = ResumeCredential & {
   /** Return the execution record as `result.record`. */
   readonly record?: boolean;
   /**
-   * Stops the call: an answer already recorded stays recorded, the tree stops at its next step, and the
-   * call rejects with `ExecutionAbortedError`. Nothing is ended: the recovery sweep carries the tree on,
-   * or `app.cancel` ends it.
+   * Stops this call's work and detaches the caller: an answer already recorded stays recorded, the tree
+   * stops at its next step, and the call rejects with `ExecutionAbortedError`. Nothing is ended: the tree
+   * stays running and durable, the recovery sweep of any instance carries it on at its next round, and
+   * `app.cancel` is how to stop it for good.
    */
   readonly signal?: AbortSignal;
 };

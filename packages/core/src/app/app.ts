@@ -79,10 +79,12 @@ export interface ExecuteOptions {
    */
   readonly executionId?: string;
   /**
-   * Stops the run at its next step: the call rejects with `ExecutionAbortedError`, the execution stays
-   * recorded as running and the thread's lease is released. The recovery sweep carries it on from its
-   * last checkpoint, or `app.cancel(threadId)` ends it. Stopped before its first step was stored, it is
-   * recorded as cancelled; aborted before the call, nothing is stored.
+   * Stops this call's work at its next step and detaches the caller: the call rejects with
+   * `ExecutionAbortedError`, and the execution is not ended. It stays recorded as running (durable: a
+   * client that went away loses no work) and the thread's lease is released, so the recovery sweep of
+   * any instance carries it on from its last checkpoint at its next round; `app.cancel(threadId)` is how
+   * to stop it for good. Stopped before its first step was stored, it is recorded as cancelled; aborted
+   * before the call, nothing is stored.
    */
   readonly signal?: AbortSignal;
 }
