@@ -23,6 +23,7 @@ console.log(`  POST ${server.url}/pauses/{pauseId}/answer`);
 console.log(`  GET  ${server.url}/pauses`);
 console.log(`  POST ${server.url}/threads/{threadId}/cancel`);
 console.log(`  GET  ${server.url}/executions/{executionId}`);
+console.log(`  GET  ${server.url}/threads/{threadId}/events (follow a run, server-sent events)`);
 console.log(`  GET  ${server.url}/openapi.json`);
 console.log(`  GET  ${server.url}/outbox`);
 console.log(`  GET  ${server.url}/refunds`);
