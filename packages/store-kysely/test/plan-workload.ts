@@ -126,6 +126,8 @@ export interface PlanPaths {
   readonly pause: readonly CompiledQuery[];
   readonly resume: readonly CompiledQuery[];
   readonly sweep: readonly CompiledQuery[];
+  /** A follower's read of the paused tree (`app.follow`): the thread, the execution, the tree's pauses. */
+  readonly follow: readonly CompiledQuery[];
 }
 
 /** The tables a seeded tree has rows in, each with how many rows the seed left in it. */
@@ -176,6 +178,18 @@ export async function runPlanWorkload(options: PlanWorkloadOptions): Promise<{
     if (paused.status !== ExecutionStatus.Paused) throw new Error(`the measured tree ${paused.status}`);
     const pause = statements(queries);
 
+    // A follower's first read of the tree, as every later round reads it (its first event is the
+    // pending pause; the follow is left there).
+    queries.length = 0;
+    const following = app
+      .follow({ threadId: "measured-thread" }, { tenantId: PLAN_TENANT, pollIntervalMs: 3_600_000 })
+      [Symbol.asyncIterator]();
+    const first = await following.next();
+    if (first.done === true || first.value.type !== "pause.asked")
+      throw new Error("the follow read no pause");
+    await following.return?.();
+    const follow = statements(queries);
+
     const pauseId = app.get(PlanInbox).last as string;
     queries.length = 0;
     const done = await app.resume(
@@ -208,7 +222,7 @@ export async function runPlanWorkload(options: PlanWorkloadOptions): Promise<{
       after: { deadlineAt: 0, tenantId: PLAN_TENANT, pauseId: answered.pauseId },
     });
     const sweep = statements(queries);
-    return { paths: { pause, resume, sweep }, seeded };
+    return { paths: { pause, resume, sweep, follow }, seeded };
   } finally {
     await app.close();
   }
@@ -318,6 +332,7 @@ export const PATH_TABLES: Readonly<Record<keyof PlanPaths, readonly string[]>> =
     "agboss_checkpoint_writes",
   ],
   sweep: ["agboss_executions", "agboss_pauses", "agboss_budget_ledger"],
+  follow: ["agboss_threads", "agboss_executions", "agboss_pauses"],
 };
 
 /**

@@ -111,6 +111,10 @@ describe(`the pause, resume and sweep paths among ${TREES.toLocaleString("en-US"
     check(paths.resume, PATH_TABLES.resume);
   });
 
+  test("a follower's read of a tree (app.follow): every statement reads through an index that bounds it", () => {
+    check(paths.follow, PATH_TABLES.follow);
+  });
+
   test("the sweep: every page starts at its cursor in its index, and nothing is sorted", () => {
     check(paths.sweep, PATH_TABLES.sweep);
     const cursors = [...plans.entries()].filter(([sql]) => /\) > \(/.test(sql)).map(([, plan]) => plan);
