@@ -19,6 +19,7 @@ import { tellFollowersFailed, tellFollowersRested } from "../services/followers.
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { frameAttributes } from "../services/tracing.js";
 import { keepLeaseAlive } from "../services/tree-lease.js";
+import { CHECKPOINT_HISTORY_CONFIG_KEY, type CheckpointHistory } from "../store/checkpoint-history.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { ExecutionEventEmitter } from "./event-emitter.js";
@@ -215,7 +216,13 @@ export class TreeMover {
       moved = true;
       const out = (await ExecutionContext.run(frame, () =>
         graph.invoke(command as never, {
-          configurable: { thread_id: lease.key, [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch } },
+          // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
+          // inherit this config): the checkpointer may delete what each put supersedes, in its transaction.
+          configurable: {
+            thread_id: lease.key,
+            [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
+            [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
+          },
           signal: pass.controller.signal,
           recursionLimit: 10_000,
         }),

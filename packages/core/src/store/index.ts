@@ -23,6 +23,11 @@ export { PauseAnswerer, PauseKind, PauseResolution, PauseStatus } from "../pause
 export type { PauseStep } from "../pauses/pause-step.js";
 export type { PausedExecutionRepository } from "../pauses/paused-execution-repository.js";
 export { ExecutionStatus } from "../records/execution-status.js";
+export {
+  CHECKPOINT_HISTORY_CONFIG_KEY,
+  type CheckpointHistory,
+  keepsLatestOnly,
+} from "./checkpoint-history.js";
 export type { ExecutionRecordRepository } from "./execution-record-repository.js";
 export { FENCE_CONFIG_KEY, type Fence, fenceOf, LeaseLostError } from "./fence.js";
 export type { Lease, LeaseRepository } from "./lease-repository.js";

@@ -23,7 +23,9 @@ export interface Store {
   /**
    * The LangGraph checkpointer on the same backend. Its `put` and `putWrites` honour the {@link Fence}
    * found under `config.configurable.agboss_fence`, rejecting the write with `LeaseLostError` in the
-   * same transaction once a newer holder took the lease.
+   * same transaction once a newer holder took the lease. The runtime's graphs read only the latest
+   * checkpoint of each thread and namespace and say so under `config.configurable.agboss_checkpoint_history`
+   * (`"latest"`): a checkpointer may then delete what each put supersedes, in the put's transaction.
    */
   readonly checkpointer: BaseCheckpointSaver;
   /**

@@ -24,7 +24,12 @@ export class CheckpointQueries {
   readonly writesOf: PreparedQuery<CheckpointKey, Selectable<CheckpointWriteTable>>;
   /** Replaces a write with the same key: for the special channels (negative `idx`), the latest wins. */
   readonly upsertWrite: PreparedQuery<WriteRow>;
+  /** Deletes every checkpoint of the key's thread and namespace but the key's own. */
+  readonly deleteOtherCheckpoints: PreparedQuery<CheckpointKey>;
+  /** Deletes the pending writes of every checkpoint of the key's thread and namespace but the key's own. */
+  readonly deleteOtherWrites: PreparedQuery<CheckpointKey>;
   readonly #store: StoreDatabase;
+  readonly #deleteUnreachedBlobs = new Map<number, PreparedQuery<Record<string, unknown>>>();
   readonly #insertWrites = new Map<number, PreparedQuery<Record<string, unknown>>>();
   readonly #upsertBlobs = new Map<number, PreparedQuery<Record<string, unknown>>>();
 
@@ -89,6 +94,20 @@ export class CheckpointQueries {
         .where("checkpoint_ns", "=", slot("checkpoint_ns"))
         .where("checkpoint_id", "=", slot("checkpoint_id")),
     );
+    this.deleteOtherCheckpoints = new PreparedQuery((slot) =>
+      db
+        .deleteFrom("agboss_checkpoints")
+        .where("thread_id", "=", slot("thread_id"))
+        .where("checkpoint_ns", "=", slot("checkpoint_ns"))
+        .where("checkpoint_id", "<>", slot("checkpoint_id")),
+    );
+    this.deleteOtherWrites = new PreparedQuery((slot) =>
+      db
+        .deleteFrom("agboss_checkpoint_writes")
+        .where("thread_id", "=", slot("thread_id"))
+        .where("checkpoint_ns", "=", slot("checkpoint_ns"))
+        .where("checkpoint_id", "<>", slot("checkpoint_id")),
+    );
     this.upsertWrite = new PreparedQuery((slot) =>
       db
         .insertInto("agboss_checkpoint_writes")
@@ -126,6 +145,47 @@ export class CheckpointQueries {
     const args: Record<string, unknown> = {};
     rows.forEach((row, i) => {
       for (const column of WRITE_COLUMNS) args[`${column}${i}`] = row[column];
+    });
+    return { query, args };
+  }
+
+  /**
+   * Deletes the channel values of the key's thread and namespace that neither belong to the key's
+   * checkpoint nor are one of `reached` (the values of older checkpoints it still points at), in one
+   * statement; the statement for each count of `reached` is compiled the first time it is needed.
+   */
+  deleteUnreachedBlobs(
+    key: CheckpointKey,
+    reached: readonly { checkpoint_id: string; channel: string }[],
+  ): { query: PreparedQuery<Record<string, unknown>>; args: Record<string, unknown> } {
+    let query = this.#deleteUnreachedBlobs.get(reached.length);
+    if (query === undefined) {
+      const count = reached.length;
+      query = new PreparedQuery<Record<string, unknown>>((slot) => {
+        let q = this.#store.db
+          .deleteFrom("agboss_checkpoint_blobs")
+          .where("thread_id", "=", slot("thread_id") as string)
+          .where("checkpoint_ns", "=", slot("checkpoint_ns") as string)
+          .where("checkpoint_id", "<>", slot("checkpoint_id") as string);
+        if (count > 0) {
+          q = q.where((eb) =>
+            eb(
+              eb.refTuple("checkpoint_id", "channel"),
+              "not in",
+              Array.from({ length: count }, (_, i) =>
+                eb.tuple(slot(`reached_id${i}`) as string, slot(`reached_channel${i}`) as string),
+              ),
+            ),
+          );
+        }
+        return q;
+      });
+      this.#deleteUnreachedBlobs.set(count, query);
+    }
+    const args: Record<string, unknown> = { ...key };
+    reached.forEach((row, i) => {
+      args[`reached_id${i}`] = row.checkpoint_id;
+      args[`reached_channel${i}`] = row.channel;
     });
     return { query, args };
   }

@@ -1,4 +1,4 @@
-import { fenceOf } from "@agboss/core/store";
+import { fenceOf, keepsLatestOnly } from "@agboss/core/store";
 import {
   BaseCheckpointSaver,
   type ChannelVersions,
@@ -31,6 +31,24 @@ const EMPTY_CHANNEL = "empty";
 /** How many checkpoints' channel origins a saver keeps in memory. */
 const RECENT_ORIGINS = 1_000;
 
+/**
+ * A checkpoint's channel origins as its row stores them: a value of its own is named by an empty id,
+ * not its 36-character id again.
+ */
+function storedOrigins(origins: ChannelOrigins, checkpointId: string): ChannelOrigins {
+  const stored: ChannelOrigins = {};
+  for (const [channel, origin] of Object.entries(origins))
+    stored[channel] = origin === checkpointId ? "" : origin;
+  return stored;
+}
+
+/** The channel origins a row stores, with the row's own id put back (rows written before name it in full). */
+function originsOfRow(text: string, checkpointId: string): ChannelOrigins {
+  const origins = fromJsonText(text) as ChannelOrigins;
+  for (const [channel, origin] of Object.entries(origins)) if (origin === "") origins[channel] = checkpointId;
+  return origins;
+}
+
 function originsKey(threadId: string, namespace: string, checkpointId: string): string {
   return `${threadId}\u0000${namespace}\u0000${checkpointId}`;
 }
@@ -38,10 +56,17 @@ function originsKey(threadId: string, namespace: string, checkpointId: string): 
 /**
  * The LangGraph checkpointer on the store's database. A checkpoint row holds everything but its
  * channel values; each value is stored once, by the checkpoint whose `newVersions` changed it, and
- * later checkpoints point at that row, so forks never overwrite each other's values.
+ * later checkpoints point at that row, so forks never overwrite each other's values. A channel left
+ * empty has no row: the checkpoint simply points nowhere for it.
  *
  * `put` and `putWrites` honour the fence under `config.configurable.agboss_fence`: in the same
  * transaction as the write they compare it with the lease row and throw `LeaseLostError` on a mismatch.
+ *
+ * A put whose config carries `agboss_checkpoint_history: "latest"` (`CHECKPOINT_HISTORY_CONFIG_KEY`; the
+ * runtime's graphs do) also deletes, in its transaction, every other checkpoint of its thread and
+ * namespace, their pending writes, and the channel values the new checkpoint no longer points at: the
+ * thread's history is then its latest checkpoint alone (`list` returns one per namespace). Without it a
+ * put keeps the full history, as LangGraph's own checkpointers do.
  */
 export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #store: StoreDatabase;
@@ -120,23 +145,27 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     const parentId = config.configurable?.checkpoint_id as string | undefined;
     const fence = fenceOf(config);
 
-    const { channel_values: values, ...rest } = copyCheckpoint(checkpoint);
-    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped({ ...rest, channel_values: {} });
+    // The id is the row's key and the values have rows of their own: neither is stored twice.
+    const { channel_values: values, id: _id, ...rest } = copyCheckpoint(checkpoint);
+    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(rest);
     const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
+    const changed = Object.keys(newVersions);
     const blobs = await Promise.all(
-      Object.keys(newVersions).map(async (channel) => {
-        if (!Object.hasOwn(values, channel)) {
-          return { channel, type: EMPTY_CHANNEL, value: null };
-        }
-        const [type, bytes] = await this.serde.dumpsTyped((values as Record<string, unknown>)[channel]);
-        return { channel, type, value: toBlob(bytes) };
-      }),
+      changed
+        .filter((channel) => Object.hasOwn(values, channel))
+        .map(async (channel) => {
+          const [type, bytes] = await this.serde.dumpsTyped((values as Record<string, unknown>)[channel]);
+          return { channel, type, value: toBlob(bytes) };
+        }),
     );
+    const latestOnly = keepsLatestOnly(config);
 
     let origins: ChannelOrigins = {};
     await inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
       origins = parentId ? { ...(await this.#originsOf(trx, threadId, namespace, parentId)) } : {};
+      // A channel emptied by this checkpoint has no value to point at (reads skip it either way).
+      for (const channel of changed) delete origins[channel];
       for (const { channel } of blobs) origins[channel] = checkpoint.id;
       await this.#queries.upsertCheckpoint.execute(trx, {
         thread_id: threadId,
@@ -147,7 +176,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
         checkpoint: toBlob(checkpointBytes),
         metadata_type: metadataType,
         metadata: toBlob(metadataBytes),
-        channel_origins: JSON.stringify(origins),
+        channel_origins: JSON.stringify(storedOrigins(origins, checkpoint.id)),
       });
       const rows = blobs.map((blob) => ({
         thread_id: threadId,
@@ -158,6 +187,13 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
         const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
         await query.execute(trx, args);
+      }
+      if (latestOnly && parentId !== undefined) {
+        await this.#deleteSuperseded(
+          trx,
+          { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id },
+          origins,
+        );
       }
     });
     this.#rememberOrigins(threadId, namespace, checkpoint.id, origins);
@@ -220,6 +256,26 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
+   * Deletes what the checkpoint `kept` supersedes in its thread and namespace: every other checkpoint, the
+   * pending writes stored against them, and every channel value `origins` (the kept checkpoint's) does not
+   * point at. Each statement reads one (thread, namespace) range of its table's primary key. A put without a
+   * parent skips this: nothing of its namespace precedes it.
+   */
+  async #deleteSuperseded(
+    trx: Kysely<AgbossDatabase>,
+    kept: { thread_id: string; checkpoint_ns: string; checkpoint_id: string },
+    origins: ChannelOrigins,
+  ): Promise<void> {
+    await this.#queries.deleteOtherCheckpoints.execute(trx, kept);
+    await this.#queries.deleteOtherWrites.execute(trx, kept);
+    const older = Object.entries(origins)
+      .filter(([, checkpointId]) => checkpointId !== kept.checkpoint_id)
+      .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }));
+    const { query, args } = this.#queries.deleteUnreachedBlobs(kept, older);
+    await query.execute(trx, args);
+  }
+
+  /**
    * Keeps the channel origins of the checkpoints this saver wrote last: the next checkpoint of a thread
    * names its parent's origins, nearly always the one just written, and so skips reading them back.
    * A checkpoint's origins never change once written (a checkpoint id is written by one fenced holder).
@@ -247,11 +303,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       checkpoint_ns: namespace,
       checkpoint_id: checkpointId,
     });
-    return row === undefined ? {} : (fromJsonText(row.channel_origins) as ChannelOrigins);
+    return row === undefined ? {} : originsOfRow(row.channel_origins, checkpointId);
   }
 
   async #toTuple(row: Selectable<CheckpointTable>): Promise<CheckpointTuple> {
     const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint;
+    checkpoint.id ??= row.checkpoint_id;
     checkpoint.channel_values = await this.#channelValues(row);
     const parentId = row.parent_checkpoint_id ?? undefined;
     if (checkpoint.v < 4 && parentId !== undefined)
@@ -277,7 +334,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   async #channelValues(row: Selectable<CheckpointTable>): Promise<Record<string, unknown>> {
-    const origins = fromJsonText(row.channel_origins) as ChannelOrigins;
+    const origins = originsOfRow(row.channel_origins, row.checkpoint_id);
     const sources = [...new Set(Object.values(origins))];
     const values: Record<string, unknown> = {};
     if (sources.length === 0) return values;
