@@ -1,3 +1,4 @@
+import { appInternals } from "@agboss/core/internal";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { call, type Instance, openTestStore, STORE_KINDS, startInstance, type TestStore } from "./harness.js";
 
@@ -121,6 +122,29 @@ for (const kind of STORE_KINDS) {
       ]);
       expect(events[3]?.data.problem).toMatchObject({ status: 409, code: "execution.cancelled" });
       expect(events[3]?.data).not.toHaveProperty("error");
+    });
+
+    test("a client that goes away stops following: the serving instance no longer listens for the tree, and the run goes on", async () => {
+      const started = await call(a.url, "/starts/desk-workflow-start", {
+        as: DANA,
+        body: { input: { text: "confirm f4 500" }, threadId: "order:f4" },
+      });
+      const executionId = started.body.executionId as string;
+      const followers = appInternals(b.app).followers;
+      const followed = await follow(b.url, "/threads/order:f4/events");
+      await followed.until("execution.paused");
+      expect(followers?.watching("acme", executionId)).toBe(true);
+      followed.stop();
+      for (let turn = 0; turn < 100 && followers?.watching("acme", executionId); turn += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(followers?.watching("acme", executionId)).toBe(false);
+      const pauseId = (started.body.pending as { pauseId: string }[])[0]?.pauseId as string;
+      const answered = await call(a.url, `/pauses/${pauseId}/answer`, {
+        as: DANA,
+        body: { decision: { approved: true } },
+      });
+      expect((answered.body.execution as { status: string }).status).toBe("completed");
     });
 
     test("an execution that ended gives its end alone; another owner's or tenant's thread is 404, no caller 401", async () => {
