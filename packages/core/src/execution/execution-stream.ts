@@ -55,7 +55,9 @@ export type ExecutionStreamEvent<TOutput = unknown> =
  * read `result` for what `execute` / `resume` would have returned. The last event is always
  * `execution.finished`, `execution.paused` or `execution.failed`; after `execution.failed` the loop
  * throws the run's error, as `execute` would. The run never waits for the reader: events queue until
- * they are read. Leaving the loop early stops reading, not the run (pass a `signal` to stop it).
+ * they are read. Leaving the loop early stops reading, not the run. A `signal` stops this call's work
+ * and detaches the caller; the execution stays running for the recovery sweep, and `app.cancel` ends it.
+ * To watch a run another call started, use `app.follow`.
  */
 export class ExecutionStream<TOutput = unknown> implements AsyncIterable<ExecutionStreamEvent<TOutput>> {
   /** What `execute` / `resume` would have resolved with, or rejected with. */
