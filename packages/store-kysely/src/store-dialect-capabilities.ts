@@ -41,6 +41,13 @@ export interface StoreDialectCapabilities {
    */
   readonly groupCommit: boolean;
   /**
+   * Whether a table may be declared `without rowid` (SQLite): its rows then live in its primary key's
+   * b-tree, so the key is kept once, not in the table and again in the index that enforces it. The
+   * store uses it for tables of small rows only (leases, threads): such a table keeps at most about 1 KB
+   * of a row in its page and moves the rest to an overflow page of its own.
+   */
+  readonly withoutRowid?: boolean | undefined;
+  /**
    * Which of the driver's errors are transient, and how (see {@link StoreFault}): the store retries
    * those, with backoff, where that is safe, and every other error reaches the caller as it was thrown.
    * Without it nothing is retried.

@@ -11,6 +11,8 @@ export const SQLITE_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   lockDatabaseForMigrations: true,
   // One connection writes at a time anyway; sharing a commit saves a disk sync per queued transaction.
   groupCommit: true,
+  // Leases and threads keep their text keys once (see the `leases-threads-without-rowid` migration).
+  withoutRowid: true,
   // A lock another connection holds (busy, locked) is retried with backoff that does not block the thread.
   faultOf: sqliteFaultOf,
 });
