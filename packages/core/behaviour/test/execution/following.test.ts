@@ -218,6 +218,23 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(follow.events.at(-1)).toMatchObject({ error: { code: "execution.cancelled" } });
   });
 
+  test("closing the follower's app ends its follows quietly; the execution waits on", async ({
+    app,
+    openApp,
+    mockLlm,
+  }) => {
+    const { result } = await pauseRefund(app, mockLlm, "t-follow-close");
+    const other = await openApp();
+    const follow = followInBackground(other, { threadId: "t-follow-close" }, { pollIntervalMs: NEVER_MS });
+    await until(() => follow.types().includes("execution.paused"));
+    await other.close();
+    await follow.done;
+    expect(follow.types()).toEqual(["pause.asked", "execution.paused"]);
+    expect((await app.record(result.executionId, { tenantId: acme.tenantId }))?.status).toBe(
+      ExecutionStatus.Paused,
+    );
+  });
+
   test("a follow of a thread the tenant does not have throws ExecutionUnknownError; its signal ends a follow quietly", async ({
     app,
     mockLlm,
