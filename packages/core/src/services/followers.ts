@@ -3,7 +3,7 @@ import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseAnswerer } from "../pauses/pause-status.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import { type ProgressEvent, streamErrorOf } from "./progress.js";
-import type { RuntimeServices } from "./runtime-services.js";
+import type { FollowerBus, RuntimeServices } from "./runtime-services.js";
 
 /**
  * What a follower hears from a pass of this process: an event of the stream's kinds, and for a pause's
@@ -19,7 +19,7 @@ export type FollowerListener = (event: { readonly type: string }, pauseKey: stri
  * map's size when nobody follows anything.
  * @internal
  */
-export class Followers {
+export class Followers implements FollowerBus {
   readonly #trees = new Map<string, Set<FollowerListener>>();
 
   /** Whether anybody follows the tree `rootExecutionId` of `tenantId` in this process. */
@@ -85,7 +85,7 @@ export function tellFollowersRested(
   },
 ): void {
   if (!followed(services, frame)) return;
-  (services.followers as Followers).publish(frame.tenant.tenantId, frame.rootExecutionId, {
+  services.followers?.publish(frame.tenant.tenantId, frame.rootExecutionId, {
     type: output.status === ExecutionStatus.Paused ? "execution.paused" : "execution.finished",
     executionId: frame.executionId,
     rootExecutionId: frame.rootExecutionId,
