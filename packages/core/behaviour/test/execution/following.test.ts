@@ -1,6 +1,7 @@
 import { setTimeout as wait } from "node:timers/promises";
 import {
   type App,
+  type ChatRequest,
   callTool,
   ExecutionStatus,
   type ExecutionStreamEvent,
@@ -15,6 +16,7 @@ import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   Desk,
+  OfficeAgent,
   OfficeApplication,
   OfficeWorkflowStart,
 } from "../../src/fixtures/approval-app.js";
@@ -157,6 +159,45 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(types).toContain("tool.returned");
     expect(types).toContain("model.turn");
     expect(types.at(-1)).toBe("execution.finished");
+  });
+
+  test("a model that streams its text streams it to a follower of the run as well", async ({
+    app,
+    mockLlm,
+  }) => {
+    const text = "refund on t-follow-text";
+    const asked: boolean[] = [];
+    mockLlm(OfficeAgent)
+      .when((request: ChatRequest) => request.messages.find((m) => m.role === "user")?.content === text)
+      .thenReturn(
+        callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 1000 }),
+        (request: ChatRequest) => {
+          asked.push(request.onText !== undefined);
+          for (const piece of ["Refund ", "handled"]) request.onText?.(piece);
+          return replyWith("Refund handled");
+        },
+      );
+    await app.execute(
+      OfficeWorkflowStart,
+      { text },
+      { threadId: "t-follow-text", ownerId: "alice", tenant: acme },
+    );
+    const pauseId = app
+      .get(Desk)
+      .asked.filter((a) => a.channel === "refund")
+      .at(-1)?.pauseId as string;
+    const follow = followInBackground(app, { threadId: "t-follow-text" }, { pollIntervalMs: NEVER_MS });
+    await until(() => follow.types().includes("execution.paused"));
+    await app.resume(
+      { pauseId, decision: { approved: true } },
+      { tenantId: acme.tenantId, answeredBy: "m-1" },
+    );
+    await until(follow.ended);
+    expect(asked).toEqual([true]);
+    expect(follow.events.flatMap((e) => (e.type === "model.text" ? [e.text] : []))).toEqual([
+      "Refund ",
+      "handled",
+    ]);
   });
 
   test("a follow of an execution that has ended gives its rest alone and ends", async ({ app, mockLlm }) => {
