@@ -221,50 +221,48 @@ export class App {
     const tenant = tenantOf(options);
     const threadId = options.threadId ?? randomUUID();
     const { store, clock } = this.#services;
-    const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
-    if (lease === undefined)
-      throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
-    // Checked under the lease: a start that raced this one may have paused on the thread meanwhile.
-    const thread = await threadOpenFor(this.#services, {
-      tenantId: tenant.tenantId,
-      threadId,
-      ownerId: options.ownerId,
-      workflowName: flow.workflow.name,
-    }).catch(async (error: unknown) => {
-      await this.#services.store.leases.release(lease);
-      throw error;
-    });
-    if (
-      chosenId !== undefined &&
-      (await store.executions.findByTenantIdAndExecutionId(tenant.tenantId, chosenId)) !== undefined
-    ) {
-      await store.leases.release(lease);
-      throw new ExecutionIdTakenError(chosenId);
-    }
-    const executionId = chosenId ?? randomUUID();
-    rememberExecutionBudget(this.#services, tenant.tenantId, executionId, budget);
-    const startedAt = clock.now();
-    const tree: Tree = {
-      flow,
-      startedAt,
-      input: value,
-      budget,
-      frame: {
-        tenant,
-        ownerId: options.ownerId,
-        threadId,
-        executionId,
-        rootExecutionId: executionId,
-        workflow: { name: flow.workflow.name, version: flow.workflow.version },
-        env: this.#services.env,
-        step: undefined,
-        signal: new AbortController().signal,
-      },
-    };
-    try {
-      // Independent writes issued together can share one commit.
-      await Promise.all([
-        store.threads.save({
+    // The lease, the checks under it and the first records are one unit: one commit, and on a database
+    // nothing to undo when a check refuses the start (the in-memory store keeps the lease: let go below).
+    let acquired: Lease | undefined;
+    const { lease, tree } = await store
+      .atomically(async () => {
+        const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
+        acquired = lease;
+        if (lease === undefined)
+          throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
+        // Checked under the lease: a start that raced this one may have paused on the thread meanwhile.
+        const thread = await threadOpenFor(this.#services, {
+          tenantId: tenant.tenantId,
+          threadId,
+          ownerId: options.ownerId,
+          workflowName: flow.workflow.name,
+        });
+        if (
+          chosenId !== undefined &&
+          (await store.executions.findByTenantIdAndExecutionId(tenant.tenantId, chosenId)) !== undefined
+        ) {
+          throw new ExecutionIdTakenError(chosenId);
+        }
+        const executionId = chosenId ?? randomUUID();
+        const startedAt = clock.now();
+        const tree: Tree = {
+          flow,
+          startedAt,
+          input: value,
+          budget,
+          frame: {
+            tenant,
+            ownerId: options.ownerId,
+            threadId,
+            executionId,
+            rootExecutionId: executionId,
+            workflow: { name: flow.workflow.name, version: flow.workflow.version },
+            env: this.#services.env,
+            step: undefined,
+            signal: new AbortController().signal,
+          },
+        };
+        await store.threads.save({
           tenantId: tenant.tenantId,
           threadId,
           ownerId: options.ownerId,
@@ -272,13 +270,18 @@ export class App {
           latestExecutionId: executionId,
           createdAt: thread?.createdAt ?? startedAt,
           updatedAt: startedAt,
-        }),
-        this.#recorder.save(this.#recorder.build(tree, { status: ExecutionStatus.Running, pauses: [] })),
-      ]);
-    } catch (error) {
-      await store.leases.release(lease);
-      throw error;
-    }
+        });
+        await this.#recorder.save(
+          this.#recorder.build(tree, { status: ExecutionStatus.Running, pauses: [] }),
+        );
+        return { lease, tree };
+      })
+      .catch(async (error: unknown) => {
+        if (acquired !== undefined) await store.leases.release(acquired).catch(() => undefined);
+        throw error;
+      });
+    const { executionId } = tree.frame;
+    rememberExecutionBudget(this.#services, tenant.tenantId, executionId, budget);
     await this.#events.emit("onExecutionStart", {
       ...this.#events.base(tree.frame),
       input: maskWith(flow.start.input.schema, value),
