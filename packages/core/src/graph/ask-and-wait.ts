@@ -182,10 +182,10 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
     }
     let pause = found;
     if (pause.status === PauseStatus.Pending && !pause.isSent) {
-      const atOnce = await sendOnce(asking, pause);
+      const sent = await sendOnce(asking, pause);
       tellPause(asking, pause, "asked");
-      if (atOnce !== undefined) return told(asking, pause, atOnce);
-      pause = await reread(asking, pause);
+      if ("approval" in sent) return told(asking, pause, sent.approval);
+      pause = sent.pause;
     }
     const waited =
       pause.resolution === PauseResolution.Escalated
@@ -353,14 +353,19 @@ async function findOrCreatePause(
 
 /**
  * Sends the question of a pause not sent yet, and handles what the channel says. An answer given at
- * once is taken here: returns its Approval, or undefined when the take found the pause no longer
- * Pending. `await-reply` marks the pause sent with the channel's ref and returns undefined.
+ * once is taken here: returns its Approval. Otherwise returns the pause as the store holds it now:
+ * marked sent with the channel's ref (`await-reply`), or as the take or the mark found it.
  */
-async function sendOnce(asking: Asking, pause: PauseRecord): Promise<Approval | undefined> {
+async function sendOnce(
+  asking: Asking,
+  pause: PauseRecord,
+): Promise<{ readonly approval: Approval } | { readonly pause: PauseRecord }> {
   const outcome = await send(asking, pause);
-  if (outcome.kind !== "await-reply") return takeAtOnce(asking, pause, outcome);
-  await markSent(asking, pause, outcome.ref);
-  return undefined;
+  if (outcome.kind !== "await-reply") {
+    const approval = await takeAtOnce(asking, pause, outcome);
+    return approval === undefined ? { pause: await reread(asking, pause) } : { approval };
+  }
+  return { pause: await markSent(asking, pause, outcome.ref) };
 }
 
 /** Calls the channel's `send` in the step's frame; a throw, or anything but a ChannelOutcome, fails the agent. */
@@ -454,9 +459,10 @@ async function takeAtOnce(
 
 /**
  * The channel will wait for a reply: marks the pause sent with the channel's ref (checked to be small
- * JSON). When the pause was closed while `send` was still returning, the channel is told it is withdrawn.
+ * JSON), and returns the pause as the store holds it now. When the pause was closed while `send` was
+ * still returning, the channel is told it is withdrawn.
  */
-async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown): Promise<void> {
+async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown): Promise<PauseRecord> {
   const { services, request, channel, tenantId } = asking;
   const ref = checkedRef(
     outcomeRef,
@@ -476,12 +482,12 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
         await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
       throw error;
     });
-  if (sent === undefined) {
-    const now = await reread(asking, pause);
-    // Closed while send was still returning: this step tells the channel, now that it can.
-    if (now.status === PauseStatus.Cancelled)
-      await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
-  }
+  if (sent !== undefined) return sent;
+  const now = await reread(asking, pause);
+  // Closed while send was still returning: this step tells the channel, now that it can.
+  if (now.status === PauseStatus.Cancelled)
+    await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
+  return now;
 }
 
 /**
