@@ -216,13 +216,7 @@ export class TreeMover {
       moved = true;
       const out = (await ExecutionContext.run(frame, () =>
         graph.invoke(command as never, {
-          // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
-          // inherit this config): the checkpointer may delete what each put supersedes, in its transaction.
-          configurable: {
-            thread_id: lease.key,
-            [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
-            [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
-          },
+          ...configOf(pass),
           signal: pass.controller.signal,
           recursionLimit: 10_000,
         }),
@@ -529,9 +523,20 @@ interface Pass {
   readonly holdsLaunch: boolean;
 }
 
-/** The LangGraph config that reads a tree's state. */
+/** The LangGraph config a pass runs and reads its tree with: fenced by its lease. */
 function configOf(pass: Pass) {
-  return { configurable: { thread_id: pass.lease.key } };
+  const { lease } = pass;
+  return {
+    configurable: {
+      thread_id: lease.key,
+      [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
+      // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
+      // inherit this config): the checkpointer may delete what each put supersedes, in its transaction,
+      // and build the next read of the latest checkpoint (invoke's, after the pass read the state to
+      // find what to resume) from the rows this one read.
+      [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
+    },
+  };
 }
 
 /** Whether an error is (or was caused by) a lost lease. */
