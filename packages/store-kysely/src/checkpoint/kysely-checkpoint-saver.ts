@@ -113,7 +113,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
-    const checkpointId = getCheckpointId(config);
+    // Empty (not undefined) when the config names no checkpoint: the latest is read.
+    const checkpointId = getCheckpointId(config) || undefined;
     const fence = fenceOf(config);
     const readKey = originsKey(threadId, namespace, "");
     if (checkpointId === undefined && fence !== undefined) {
