@@ -113,8 +113,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
-    // Empty (not undefined) when the config names no checkpoint: the latest is read.
-    const checkpointId = getCheckpointId(config) || undefined;
+    const checkpointId = getCheckpointId(config);
     const fence = fenceOf(config);
     const readKey = originsKey(threadId, namespace, "");
     if (checkpointId === undefined && fence !== undefined) {
