@@ -216,7 +216,13 @@ export class TreeMover {
       moved = true;
       const out = (await ExecutionContext.run(frame, () =>
         graph.invoke(command as never, {
-          ...configOf(pass),
+          // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
+          // inherit this config): the checkpointer may delete what each put supersedes, in its transaction.
+          configurable: {
+            thread_id: lease.key,
+            [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
+            [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
+          },
           signal: pass.controller.signal,
           recursionLimit: 10_000,
         }),
@@ -523,20 +529,9 @@ interface Pass {
   readonly holdsLaunch: boolean;
 }
 
-/** The LangGraph config a pass runs and reads its tree with: fenced by its lease. */
+/** The LangGraph config that reads a tree's state. */
 function configOf(pass: Pass) {
-  const { lease } = pass;
-  return {
-    configurable: {
-      thread_id: lease.key,
-      [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
-      // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
-      // inherit this config): the checkpointer may delete what each put supersedes, in its transaction,
-      // and build the next read of the latest checkpoint (invoke's, after the pass read the state to
-      // find what to resume) from the rows this one read.
-      [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
-    },
-  };
+  return { configurable: { thread_id: pass.lease.key } };
 }
 
 /** Whether an error is (or was caused by) a lost lease. */

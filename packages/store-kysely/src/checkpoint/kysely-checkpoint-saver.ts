@@ -1,4 +1,4 @@
-import { type Fence, fenceOf, keepsLatestOnly } from "@agboss/core/store";
+import { fenceOf, keepsLatestOnly } from "@agboss/core/store";
 import {
   BaseCheckpointSaver,
   type ChannelVersions,
@@ -19,12 +19,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Kysely, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
-import type {
-  AgbossDatabase,
-  CheckpointBlobTable,
-  CheckpointTable,
-  CheckpointWriteTable,
-} from "../schema/agboss-database.js";
+import type { AgbossDatabase, CheckpointTable, CheckpointWriteTable } from "../schema/agboss-database.js";
 import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
@@ -35,26 +30,6 @@ type ChannelOrigins = Record<string, string>;
 const EMPTY_CHANNEL = "empty";
 /** How many checkpoints' channel origins a saver keeps in memory. */
 const RECENT_ORIGINS = 1_000;
-/** How many threads' last fenced reads a saver keeps for the pass's next read (see LastRead). */
-const LAST_READS = 1_000;
-
-/** The rows a checkpoint tuple is built from. */
-interface TupleRows {
-  readonly row: Selectable<CheckpointTable>;
-  readonly blobs: readonly Selectable<CheckpointBlobTable>[];
-  readonly writes: readonly Selectable<CheckpointWriteTable>[];
-}
-
-/**
- * The rows of a thread's latest checkpoint as a fenced pass last read them. Under the fence nobody
- * else writes the thread, and this saver forgets the rows on its own writes to it, so the pass's next
- * read of the latest checkpoint (LangGraph's, at the start of `invoke`, right after the pass read the
- * state to find what to resume) is built from them again instead of read a second time.
- */
-interface LastRead {
-  readonly epoch: number;
-  readonly rows: TupleRows;
-}
 
 /**
  * A checkpoint's channel origins as its row stores them: a value of its own is named by an empty id,
@@ -97,8 +72,6 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #store: StoreDatabase;
   readonly #queries: CheckpointQueries;
   readonly #fence: FenceCheck;
-  /** By thread and namespace; see {@link LastRead}. */
-  readonly #lastReads = new Map<string, LastRead>();
   /** Channel origins of recently written checkpoints, oldest first (see {@link #rememberOrigins}). */
   readonly #recentOrigins = new Map<string, ChannelOrigins>();
 
@@ -114,13 +87,6 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config);
-    const fence = fenceOf(config);
-    const readKey = originsKey(threadId, namespace, "");
-    if (checkpointId === undefined && fence !== undefined) {
-      const last = this.#lastReads.get(readKey);
-      this.#lastReads.delete(readKey);
-      if (last?.epoch === fence.epoch) return this.#toTuple(last.rows);
-    }
     const db = this.#store.db;
     const row = checkpointId
       ? await this.#queries.byId.first(db, {
@@ -129,16 +95,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
           checkpoint_id: checkpointId,
         })
       : await this.#queries.latest.first(db, { thread_id: threadId, checkpoint_ns: namespace });
-    if (row === undefined) return undefined;
-    const rows = await this.#rowsOf(row);
-    if (checkpointId === undefined && fence !== undefined && keepsLatestOnly(config)) {
-      this.#lastReads.set(readKey, { epoch: fence.epoch, rows });
-      if (this.#lastReads.size > LAST_READS) {
-        const oldest = this.#lastReads.keys().next().value;
-        if (oldest !== undefined) this.#lastReads.delete(oldest);
-      }
-    }
-    return this.#toTuple(rows);
+    return row === undefined ? undefined : this.#toTuple(row);
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -167,7 +124,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
         >;
         if (!filters.every(([key, value]) => metadata[key] === value)) continue;
       }
-      yield await this.#toTuple(await this.#rowsOf(row));
+      yield await this.#toTuple(row);
       if (limit !== undefined && --limit <= 0) return;
     }
   }
@@ -203,8 +160,10 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     );
     const latestOnly = keepsLatestOnly(config);
 
-    const write = async (trx: Kysely<AgbossDatabase>) => {
-      const origins = parentId ? { ...(await this.#originsOf(trx, threadId, namespace, parentId)) } : {};
+    let origins: ChannelOrigins = {};
+    await inWriteTransaction(this.#store, async (trx) => {
+      await this.#fence.assert(trx, fence);
+      origins = parentId ? { ...(await this.#originsOf(trx, threadId, namespace, parentId)) } : {};
       // A channel emptied by this checkpoint has no value to point at (reads skip it either way).
       for (const channel of changed) delete origins[channel];
       for (const { channel } of blobs) origins[channel] = checkpoint.id;
@@ -236,9 +195,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
           origins,
         );
       }
-      this.#rememberOrigins(threadId, namespace, checkpoint.id, origins);
-    };
-    await this.#write(config, fence, write);
+    });
+    this.#rememberOrigins(threadId, namespace, checkpoint.id, origins);
     return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
   }
 
@@ -279,7 +237,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     // Special channels (negative idx) replace what their task wrote before; the others keep the first.
     const replacing = rows.filter((row) => row.idx < 0);
     const keeping = rows.filter((row) => row.idx >= 0);
-    await this.#write(config, fence, async (trx) => {
+    await inWriteTransaction(this.#store, async (trx) => {
+      await this.#fence.assert(trx, fence);
       for (let start = 0; start < keeping.length; start += WRITES_PER_INSERT) {
         const { query, args } = this.#queries.insertWrites(keeping.slice(start, start + WRITES_PER_INSERT));
         await query.execute(trx, args);
@@ -288,23 +247,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     });
   }
 
-  /** Writes `write` in a transaction, fenced; forgets the thread's last fenced read first. */
-  async #write(
-    config: RunnableConfig,
-    fence: Fence | undefined,
-    write: (trx: Kysely<AgbossDatabase>) => Promise<void>,
-  ): Promise<void> {
-    const threadId = config.configurable?.thread_id as string;
-    const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
-    this.#lastReads.delete(originsKey(threadId, namespace, ""));
-    await inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      await write(trx);
-    });
-  }
-
   async deleteThread(threadId: string): Promise<void> {
-    this.#lastReads.clear();
     await inWriteTransaction(this.#store, async (trx) => {
       await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
       await trx.deleteFrom("agboss_checkpoint_blobs").where("thread_id", "=", threadId).execute();
@@ -363,29 +306,10 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     return row === undefined ? {} : originsOfRow(row.channel_origins, checkpointId);
   }
 
-  /** The rows of a checkpoint's tuple: the checkpoint, the blobs its channel origins name, its writes. */
-  async #rowsOf(row: Selectable<CheckpointTable>): Promise<TupleRows> {
-    const origins = originsOfRow(row.channel_origins, row.checkpoint_id);
-    const sources = [...new Set(Object.values(origins))];
-    const [blobs, writes] = await Promise.all([
-      sources.length === 0
-        ? []
-        : this.#store.db
-            .selectFrom("agboss_checkpoint_blobs")
-            .selectAll()
-            .where("thread_id", "=", row.thread_id)
-            .where("checkpoint_ns", "=", row.checkpoint_ns)
-            .where("checkpoint_id", "in", sources)
-            .execute(),
-      this.#orderedWrites(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
-    ]);
-    return { row, blobs, writes };
-  }
-
-  async #toTuple({ row, blobs, writes }: TupleRows): Promise<CheckpointTuple> {
+  async #toTuple(row: Selectable<CheckpointTable>): Promise<CheckpointTuple> {
     const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint;
     checkpoint.id ??= row.checkpoint_id;
-    checkpoint.channel_values = await this.#channelValues(row, blobs);
+    checkpoint.channel_values = await this.#channelValues(row);
     const parentId = row.parent_checkpoint_id ?? undefined;
     if (checkpoint.v < 4 && parentId !== undefined)
       await this.#migratePendingSends(checkpoint, row, parentId);
@@ -399,15 +323,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       },
       checkpoint,
       metadata: (await this.serde.loadsTyped(row.metadata_type, row.metadata)) as CheckpointMetadata,
-      pendingWrites: await Promise.all(
-        writes.map(
-          async (w): Promise<CheckpointPendingWrite> => [
-            w.task_id,
-            w.channel,
-            await this.serde.loadsTyped(w.type, w.value),
-          ],
-        ),
-      ),
+      pendingWrites: await this.#pendingWrites(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
     };
     if (parentId !== undefined) {
       tuple.parentConfig = {
@@ -417,12 +333,18 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     return tuple;
   }
 
-  async #channelValues(
-    row: Selectable<CheckpointTable>,
-    blobs: readonly Selectable<CheckpointBlobTable>[],
-  ): Promise<Record<string, unknown>> {
+  async #channelValues(row: Selectable<CheckpointTable>): Promise<Record<string, unknown>> {
     const origins = originsOfRow(row.channel_origins, row.checkpoint_id);
+    const sources = [...new Set(Object.values(origins))];
     const values: Record<string, unknown> = {};
+    if (sources.length === 0) return values;
+    const blobs = await this.#store.db
+      .selectFrom("agboss_checkpoint_blobs")
+      .selectAll()
+      .where("thread_id", "=", row.thread_id)
+      .where("checkpoint_ns", "=", row.checkpoint_ns)
+      .where("checkpoint_id", "in", sources)
+      .execute();
     for (const blob of blobs) {
       if (origins[blob.channel] !== blob.checkpoint_id || blob.type === EMPTY_CHANNEL || blob.value === null)
         continue;
@@ -440,6 +362,23 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     const keyOf = (w: Selectable<CheckpointWriteTable>) =>
       writesSortKey(w.task_path, w.task_id, toNumber(w.idx));
     return rows.sort((a, b) => compareWritesSortKeys(keyOf(a), keyOf(b)));
+  }
+
+  async #pendingWrites(
+    threadId: string,
+    namespace: string,
+    checkpointId: string,
+  ): Promise<CheckpointPendingWrite[]> {
+    const rows = await this.#orderedWrites(threadId, namespace, checkpointId);
+    return Promise.all(
+      rows.map(
+        async (w): Promise<CheckpointPendingWrite> => [
+          w.task_id,
+          w.channel,
+          await this.serde.loadsTyped(w.type, w.value),
+        ],
+      ),
+    );
   }
 
   async #migratePendingSends(checkpoint: Checkpoint, row: Selectable<CheckpointTable>, parentId: string) {
