@@ -72,9 +72,35 @@ export function followed(services: RuntimeServices, frame: ExecutionFrame): bool
   return services.followers?.watching(frame.tenant.tenantId, frame.rootExecutionId) ?? false;
 }
 
+/** The tree an event is about, as the follower bus keys it and the stream names it. */
+interface FollowedTree {
+  readonly tenantId: string;
+  readonly rootExecutionId: string;
+  readonly executionId: string;
+  readonly threadId: string;
+}
+
+/** Hands the followers of `tree` in this process an event; `body` is built only when someone follows. */
+function tellFollowers(
+  services: RuntimeServices,
+  tree: FollowedTree,
+  body: () => { readonly type: string } & Record<string, unknown>,
+): void {
+  const followers = services.followers;
+  if (followers === undefined || !followers.watching(tree.tenantId, tree.rootExecutionId)) return;
+  const event = {
+    executionId: tree.executionId,
+    rootExecutionId: tree.rootExecutionId,
+    threadId: tree.threadId,
+    at: new Date(services.clock.now()).toISOString(),
+    ...body(),
+  };
+  followers.publish(tree.tenantId, tree.rootExecutionId, event);
+}
+
 /**
  * Tells the followers of a tree how a pass of this process left it at rest: paused or completed with
- * what `execute` / `resume` returned. Nothing is built when nobody follows it.
+ * what `execute` / `resume` returned.
  * @internal
  */
 export function tellFollowersRested(
@@ -84,42 +110,19 @@ export function tellFollowersRested(
     readonly status: string;
   },
 ): void {
-  if (!followed(services, frame)) return;
-  services.followers?.publish(frame.tenant.tenantId, frame.rootExecutionId, {
+  tellFollowers(services, { ...frame, tenantId: frame.tenant.tenantId }, () => ({
     type: output.status === ExecutionStatus.Paused ? "execution.paused" : "execution.finished",
-    executionId: frame.executionId,
-    rootExecutionId: frame.rootExecutionId,
-    threadId: frame.threadId,
-    at: new Date(services.clock.now()).toISOString(),
     output,
-  } as { readonly type: string });
+  }));
 }
 
 /**
  * Tells the followers of a tree that it ended failed or cancelled, with the error its caller gets (for a
- * cancel, `ExecutionCancelledError`). Nothing is built when nobody follows it.
+ * cancel, `ExecutionCancelledError`).
  * @internal
  */
-export function tellFollowersFailed(
-  services: RuntimeServices,
-  tree: {
-    readonly tenantId: string;
-    readonly rootExecutionId: string;
-    readonly executionId: string;
-    readonly threadId: string;
-  },
-  error: unknown,
-): void {
-  const followers = services.followers;
-  if (followers === undefined || !followers.watching(tree.tenantId, tree.rootExecutionId)) return;
-  followers.publish(tree.tenantId, tree.rootExecutionId, {
-    type: "execution.failed",
-    executionId: tree.executionId,
-    rootExecutionId: tree.rootExecutionId,
-    threadId: tree.threadId,
-    at: new Date(services.clock.now()).toISOString(),
-    error: streamErrorOf(error),
-  } as { readonly type: string });
+export function tellFollowersFailed(services: RuntimeServices, tree: FollowedTree, error: unknown): void {
+  tellFollowers(services, tree, () => ({ type: "execution.failed", error: streamErrorOf(error) }));
 }
 
 /**
