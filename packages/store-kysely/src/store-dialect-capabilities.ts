@@ -48,6 +48,14 @@ export interface StoreDialectCapabilities {
    */
   readonly withoutRowid?: boolean | undefined;
   /**
+   * Whether a `with` clause may hold `insert`, `update` and `delete` statements, all run as one
+   * statement on one snapshot (Postgres). The checkpointer then writes a checkpoint with its channel
+   * values, the checkpoints it supersedes deleted and the fence checked, as one statement in autocommit:
+   * one round trip where a transaction takes a `begin`, a fence check, a statement per table and a
+   * `commit`.
+   */
+  readonly writableCtes?: boolean | undefined;
+  /**
    * Which of the driver's errors are transient, and how (see {@link StoreFault}): the store retries
    * those, with backoff, where that is safe, and every other error reaches the caller as it was thrown.
    * Without it nothing is retried.

@@ -93,6 +93,20 @@ export class WriteTransactions {
     return this.run((trx) => this.#unit.run(trx, work));
   }
 
+  /**
+   * Runs `work`, one idempotent write statement (running it twice leaves what running it once leaves),
+   * as a transaction of its own: on the unit's transaction inside a unit of work ({@link atomically}),
+   * queued with the others where commits are grouped, and otherwise alone on a connection in autocommit:
+   * one round trip, no `begin` and `commit` around it. Being idempotent, it runs again after any
+   * transient fault, even a connection lost while it was in flight.
+   */
+  statement<T>(work: Work<T>): Promise<T> {
+    const unit = this.#unit.getStore();
+    if (unit !== undefined) return work(unit);
+    if (this.#capabilities.groupCommit) return this.run(work);
+    return this.#gate(() => this.#retry.write(() => work(this.#db)));
+  }
+
   /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */
   current(): Kysely<AgbossDatabase> | undefined {
     return this.#unit.getStore();
@@ -207,4 +221,12 @@ async function commit(connection: Kysely<AgbossDatabase>): Promise<void> {
  */
 export function inWriteTransaction<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
   return (store.transactions ?? new WriteTransactions(store)).run(work);
+}
+
+/**
+ * Runs `work`, one idempotent write statement, as its own transaction (see
+ * {@link WriteTransactions.statement}). @internal
+ */
+export function inWriteStatement<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
+  return (store.transactions ?? new WriteTransactions(store)).statement(work);
 }

@@ -14,6 +14,8 @@ export const POSTGRES_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   lockDatabaseForMigrations: false,
   // A pool runs transactions side by side; nothing is gained by queueing them behind one another.
   groupCommit: false,
+  // A checkpoint write, its fence check and its deletes go to the server as one statement.
+  writableCtes: true,
   // Lost connections, serialization failures, deadlocks and a full server are retried where safe.
   faultOf: postgresFaultOf,
 });

@@ -69,7 +69,7 @@ describe(`the pause, resume and sweep paths among ${TREES.toLocaleString("en-US"
       },
     }));
     for (const query of [...paths.pause, ...paths.resume, ...paths.sweep]) {
-      if (plans.has(query.sql) || !/^(select|update|delete)/.test(query.sql)) continue;
+      if (plans.has(query.sql) || !/^(select|update|delete|with)/.test(query.sql)) continue;
       const { rows } = await pool.query(`explain ${query.sql}`, [...query.parameters]);
       plans.set(query.sql, rows.map((row: { "QUERY PLAN": string }) => row["QUERY PLAN"]).join("\n"));
     }

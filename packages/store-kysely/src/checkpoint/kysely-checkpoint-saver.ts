@@ -23,6 +23,7 @@ import type { AgbossDatabase, CheckpointTable, CheckpointWriteTable } from "../s
 import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
+import { type CheckpointRow, CheckpointStatements, type ReachedValue } from "./checkpoint-statements.js";
 
 type RunnableConfig = Parameters<BaseCheckpointSaver["getTuple"]>[0];
 type ChannelOrigins = Record<string, string>;
@@ -72,6 +73,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #store: StoreDatabase;
   readonly #queries: CheckpointQueries;
   readonly #fence: FenceCheck;
+  /** The writes as single statements, where the dialect has data-modifying `with` clauses. */
+  readonly #statements: CheckpointStatements | undefined;
   /** Channel origins of recently written checkpoints, oldest first (see {@link #rememberOrigins}). */
   readonly #recentOrigins = new Map<string, ChannelOrigins>();
 
@@ -80,6 +83,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     this.#store = store;
     this.#queries = new CheckpointQueries(store);
     this.#fence = new FenceCheck(store);
+    this.#statements = store.capabilities.writableCtes ? new CheckpointStatements(store) : undefined;
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -158,44 +162,51 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
           return { channel, type, value: toBlob(bytes) };
         }),
     );
-    const latestOnly = keepsLatestOnly(config);
+    const prune = keepsLatestOnly(config) && parentId !== undefined;
 
-    let origins: ChannelOrigins = {};
-    await inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      origins = parentId ? { ...(await this.#originsOf(trx, threadId, namespace, parentId)) } : {};
-      // A channel emptied by this checkpoint has no value to point at (reads skip it either way).
-      for (const channel of changed) delete origins[channel];
-      for (const { channel } of blobs) origins[channel] = checkpoint.id;
-      await this.#queries.upsertCheckpoint.execute(trx, {
-        thread_id: threadId,
-        checkpoint_ns: namespace,
-        checkpoint_id: checkpoint.id,
-        parent_checkpoint_id: parentId ?? null,
-        type: checkpointType,
-        checkpoint: toBlob(checkpointBytes),
-        metadata_type: metadataType,
-        metadata: toBlob(metadataBytes),
-        channel_origins: JSON.stringify(storedOrigins(origins, checkpoint.id)),
+    // A checkpoint's origins never change once written, so they are read before the write, not in it.
+    const origins: ChannelOrigins = parentId
+      ? { ...(await this.#originsOf(threadId, namespace, parentId)) }
+      : {};
+    // A channel emptied by this checkpoint has no value to point at (reads skip it either way).
+    for (const channel of changed) delete origins[channel];
+    for (const { channel } of blobs) origins[channel] = checkpoint.id;
+    const row: CheckpointRow = {
+      thread_id: threadId,
+      checkpoint_ns: namespace,
+      checkpoint_id: checkpoint.id,
+      parent_checkpoint_id: parentId ?? null,
+      type: checkpointType,
+      checkpoint: toBlob(checkpointBytes),
+      metadata_type: metadataType,
+      metadata: toBlob(metadataBytes),
+      channel_origins: JSON.stringify(storedOrigins(origins, checkpoint.id)),
+    };
+    // The older values the checkpoint still points at, kept when what it supersedes is deleted.
+    const reached = prune
+      ? Object.entries(origins)
+          .filter(([, checkpointId]) => checkpointId !== checkpoint.id)
+          .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }))
+      : undefined;
+    if (this.#statements !== undefined) {
+      await this.#statements.put(fence, row, blobs, reached);
+    } else {
+      await inWriteTransaction(this.#store, async (trx) => {
+        await this.#fence.assert(trx, fence);
+        await this.#queries.upsertCheckpoint.execute(trx, row);
+        const rows = blobs.map((blob) => ({
+          thread_id: threadId,
+          checkpoint_ns: namespace,
+          checkpoint_id: checkpoint.id,
+          ...blob,
+        }));
+        for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
+          const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
+          await query.execute(trx, args);
+        }
+        if (reached !== undefined) await this.#deleteSuperseded(trx, row, reached);
       });
-      const rows = blobs.map((blob) => ({
-        thread_id: threadId,
-        checkpoint_ns: namespace,
-        checkpoint_id: checkpoint.id,
-        ...blob,
-      }));
-      for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
-        const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
-        await query.execute(trx, args);
-      }
-      if (latestOnly && parentId !== undefined) {
-        await this.#deleteSuperseded(
-          trx,
-          { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id },
-          origins,
-        );
-      }
-    });
+    }
     this.#rememberOrigins(threadId, namespace, checkpoint.id, origins);
     return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
   }
@@ -237,6 +248,21 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     // Special channels (negative idx) replace what their task wrote before; the others keep the first.
     const replacing = rows.filter((row) => row.idx < 0);
     const keeping = rows.filter((row) => row.idx >= 0);
+    if (this.#statements !== undefined) {
+      await this.#statements.putWrites(
+        fence,
+        {
+          thread_id: threadId,
+          checkpoint_ns: namespace,
+          checkpoint_id: checkpointId,
+          task_id: taskId,
+          task_path: taskPath ?? "",
+        },
+        keeping,
+        replacing,
+      );
+      return;
+    }
     await inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
       for (let start = 0; start < keeping.length; start += WRITES_PER_INSERT) {
@@ -264,14 +290,16 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   async #deleteSuperseded(
     trx: Kysely<AgbossDatabase>,
     kept: { thread_id: string; checkpoint_ns: string; checkpoint_id: string },
-    origins: ChannelOrigins,
+    reached: readonly ReachedValue[],
   ): Promise<void> {
-    await this.#queries.deleteOtherCheckpoints.execute(trx, kept);
-    await this.#queries.deleteOtherWrites.execute(trx, kept);
-    const older = Object.entries(origins)
-      .filter(([, checkpointId]) => checkpointId !== kept.checkpoint_id)
-      .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }));
-    const { query, args } = this.#queries.deleteUnreachedBlobs(kept, older);
+    const key = {
+      thread_id: kept.thread_id,
+      checkpoint_ns: kept.checkpoint_ns,
+      checkpoint_id: kept.checkpoint_id,
+    };
+    await this.#queries.deleteOtherCheckpoints.execute(trx, key);
+    await this.#queries.deleteOtherWrites.execute(trx, key);
+    const { query, args } = this.#queries.deleteUnreachedBlobs(key, reached);
     await query.execute(trx, args);
   }
 
@@ -290,15 +318,10 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     }
   }
 
-  async #originsOf(
-    trx: Kysely<AgbossDatabase>,
-    threadId: string,
-    namespace: string,
-    checkpointId: string,
-  ): Promise<ChannelOrigins> {
+  async #originsOf(threadId: string, namespace: string, checkpointId: string): Promise<ChannelOrigins> {
     const remembered = this.#recentOrigins.get(originsKey(threadId, namespace, checkpointId));
     if (remembered !== undefined) return remembered;
-    const row = await this.#queries.originsOf.first(trx, {
+    const row = await this.#queries.originsOf.first(this.#store.db, {
       thread_id: threadId,
       checkpoint_ns: namespace,
       checkpoint_id: checkpointId,

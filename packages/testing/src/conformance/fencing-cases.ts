@@ -1,5 +1,10 @@
 import { LeaseLostError, PauseResolution, type Store } from "@agboss/core";
-import { FENCE_CONFIG_KEY, type Fence, type PauseDecision } from "@agboss/core/store";
+import {
+  CHECKPOINT_HISTORY_CONFIG_KEY,
+  FENCE_CONFIG_KEY,
+  type Fence,
+  type PauseDecision,
+} from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
 import { checkpoint, json, pauseRecord, storedExecution, uid, versionsOf } from "./fixtures.js";
@@ -174,6 +179,38 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     expect(latest?.checkpoint.channel_values).toEqual({ messages: ["base"] });
     expect(latest?.pendingWrites).toEqual([["task-b", "messages", "from b"]]);
     expect(await store().checkpointer.getTuple(config(threadId, undefined, forked.id))).toBeUndefined();
+  });
+
+  test("fencing: a stale put that would keep only the latest checkpoint writes and deletes nothing", async () => {
+    const key = uid("tree");
+    const threadId = uid("thread");
+    const { stale, current } = await takeover(store(), store(), key);
+    const latestOnly = (fence: Fence, parentId?: string) => {
+      const base = config(threadId, fence, parentId);
+      return { configurable: { ...base.configurable, [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" } };
+    };
+    const first = checkpoint({ messages: ["first"] });
+    const savedFirst = await store().checkpointer.put(latestOnly(current), first, meta(), versionsOf(first));
+    await store().checkpointer.putWrites(savedFirst, [["messages", "pending"]], "task-b");
+
+    const fromStale = checkpoint({ messages: ["stale"] });
+    await expect(
+      store().checkpointer.put(latestOnly(stale, first.id), fromStale, meta(), versionsOf(fromStale)),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+
+    // The current holder's checkpoint, its value and its pending writes are all still there.
+    const latest = await store().checkpointer.getTuple(config(threadId));
+    expect(latest?.checkpoint.id).toBe(first.id);
+    expect(latest?.checkpoint.channel_values).toEqual({ messages: ["first"] });
+    expect(latest?.pendingWrites).toEqual([["task-b", "messages", "pending"]]);
+    expect(await store().checkpointer.getTuple(config(threadId, undefined, fromStale.id))).toBeUndefined();
+
+    // The current holder's next put does prune: the first checkpoint and its writes go.
+    const second = checkpoint({ messages: ["second"] });
+    await store().checkpointer.put(latestOnly(current, first.id), second, meta(), versionsOf(second));
+    const history: string[] = [];
+    for await (const tuple of store().checkpointer.list(config(threadId))) history.push(tuple.checkpoint.id);
+    expect(history).toEqual([second.id]);
   });
 
   const scenario = async (a: Store, b: Store) => {

@@ -1,0 +1,374 @@
+import { LeaseLostError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
+import { type Expression, type Kysely, type RawBuilder, sql } from "kysely";
+import { PreparedQuery, type SlotOf } from "../prepared-query.js";
+import type { AgbossDatabase } from "../schema/agboss-database.js";
+import { inWriteStatement, type StoreDatabase } from "../write-transactions.js";
+
+type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
+
+/** A checkpoint row as {@link CheckpointStatements.put} writes it. */
+export interface CheckpointRow extends CheckpointKey {
+  readonly parent_checkpoint_id: string | null;
+  readonly type: string;
+  readonly checkpoint: Uint8Array;
+  readonly metadata_type: string;
+  readonly metadata: Uint8Array;
+  readonly channel_origins: string;
+}
+
+/** A channel value of the checkpoint being written. */
+export interface BlobRow {
+  readonly channel: string;
+  readonly type: string;
+  readonly value: Uint8Array | null;
+}
+
+/** A pending write of one task, as {@link CheckpointStatements.putWrites} writes it. */
+export interface TaskWriteRow {
+  readonly idx: number;
+  readonly channel: string;
+  readonly type: string;
+  readonly value: Uint8Array;
+}
+
+/** Older channel values a checkpoint still points at: they survive the deletion of what it supersedes. */
+export interface ReachedValue {
+  readonly checkpoint_id: string;
+  readonly channel: string;
+}
+
+type PutArgs = CheckpointRow & {
+  key: string;
+  epoch: number;
+  blob_channels: string[];
+  blob_types: string[];
+  blob_values: (Uint8Array | null)[];
+  reached_ids: string[];
+  reached_channels: string[];
+};
+
+type WritesArgs = CheckpointKey & {
+  key: string;
+  epoch: number;
+  task_id: string;
+  task_path: string;
+  keep_idx: number[];
+  keep_channels: string[];
+  keep_types: string[];
+  keep_values: Uint8Array[];
+  replace_idx: number[];
+  replace_channels: string[];
+  replace_types: string[];
+  replace_values: Uint8Array[];
+};
+
+/** Whether the statement's `fence` rows hold the lease (true when the write carries no fence). */
+const FENCED = sql<boolean>`exists (select 1 from fence)`;
+
+/**
+ * The checkpointer's writes as single statements, for dialects with data-modifying `with` clauses
+ * (`writableCtes`, Postgres). One statement locks the lease row for share when the fence still holds it
+ * (the `fence` clause), writes only if it did, and says whether it did: a checkpoint, its channel values
+ * and the deletion of what it supersedes, or a task's pending writes, each in one round trip, in
+ * autocommit, instead of a transaction of five to eight. The rows of a kind travel as arrays
+ * (`unnest`), so each statement has one shape whatever the count. Every statement is idempotent: an
+ * upsert, an insert that keeps what is stored, or a delete, so a transient fault runs it again whole.
+ * @internal
+ */
+export class CheckpointStatements {
+  readonly #store: StoreDatabase;
+  /** By fenced, then by whether superseded checkpoints are deleted. */
+  readonly #put = new Map<string, PreparedQuery<PutArgs, { fenced: boolean }>>();
+  readonly #writes = new Map<boolean, PreparedQuery<WritesArgs, { fenced: boolean }>>();
+
+  constructor(store: StoreDatabase) {
+    this.#store = store;
+  }
+
+  /**
+   * Upserts the checkpoint and its channel values; with `reached`, also deletes every other checkpoint of
+   * its thread and namespace, their pending writes, and the channel values that are neither the
+   * checkpoint's own nor in `reached`. Throws {@link LeaseLostError}, having written nothing, when the
+   * fence no longer holds the lease.
+   */
+  async put(
+    fence: Fence | undefined,
+    row: CheckpointRow,
+    blobs: readonly BlobRow[],
+    reached: readonly ReachedValue[] | undefined,
+  ): Promise<void> {
+    const prune = reached !== undefined;
+    const variant = `${fence !== undefined}/${prune}`;
+    let query = this.#put.get(variant);
+    if (query === undefined) {
+      query = this.#buildPut(fence !== undefined, prune);
+      this.#put.set(variant, query);
+    }
+    const args: PutArgs = {
+      ...row,
+      key: fence?.key ?? "",
+      epoch: fence?.epoch ?? 0,
+      blob_channels: blobs.map((blob) => blob.channel),
+      blob_types: blobs.map((blob) => blob.type),
+      blob_values: blobs.map((blob) => blob.value),
+      reached_ids: (reached ?? []).map((value) => value.checkpoint_id),
+      reached_channels: (reached ?? []).map((value) => value.channel),
+    };
+    await this.#run(query, args, fence);
+  }
+
+  /**
+   * Writes one task's pending writes: `keeping` rows keep a row already stored under their key,
+   * `replacing` rows (the special channels) replace it. Throws {@link LeaseLostError}, having written
+   * nothing, when the fence no longer holds the lease.
+   */
+  async putWrites(
+    fence: Fence | undefined,
+    key: CheckpointKey & { task_id: string; task_path: string },
+    keeping: readonly TaskWriteRow[],
+    replacing: readonly TaskWriteRow[],
+  ): Promise<void> {
+    const fenced = fence !== undefined;
+    let query = this.#writes.get(fenced);
+    if (query === undefined) {
+      query = this.#buildWrites(fenced);
+      this.#writes.set(fenced, query);
+    }
+    // One statement may not update a row twice: of two writes to the same special channel, the later wins.
+    const last = new Map(replacing.map((row) => [row.idx, row]));
+    const replaced = [...last.values()];
+    const args: WritesArgs = {
+      ...key,
+      key: fence?.key ?? "",
+      epoch: fence?.epoch ?? 0,
+      keep_idx: keeping.map((row) => row.idx),
+      keep_channels: keeping.map((row) => row.channel),
+      keep_types: keeping.map((row) => row.type),
+      keep_values: keeping.map((row) => row.value),
+      replace_idx: replaced.map((row) => row.idx),
+      replace_channels: replaced.map((row) => row.channel),
+      replace_types: replaced.map((row) => row.type),
+      replace_values: replaced.map((row) => row.value),
+    };
+    await this.#run(query, args, fence);
+  }
+
+  async #run<TArgs>(
+    query: PreparedQuery<TArgs, { fenced: boolean }>,
+    args: TArgs,
+    fence: Fence | undefined,
+  ): Promise<void> {
+    const row = await inWriteStatement(this.#store, (db) => query.first(db, args));
+    if (fence !== undefined && row?.fenced !== true) throw new LeaseLostError(fence);
+  }
+
+  /** The statement's first clause: the lease row, locked for share, while the fence holds it. */
+  #fence<TArgs extends { key: string; epoch: number }>(fenced: boolean, slot: SlotOf<TArgs>) {
+    const db = this.#store.db;
+    return fenced
+      ? db.with(
+          (cte) => cte("fence").materialized(),
+          (qb) =>
+            qb
+              .selectFrom("agboss_leases")
+              .select(sql<number>`1`.as("one"))
+              .where("key", "=", slot("key"))
+              .where("epoch", "=", slot("epoch"))
+              .forShare(),
+        )
+      : db.with("fence", (qb) => qb.selectNoFrom(sql<number>`1`.as("one")));
+  }
+
+  #buildPut(fenced: boolean, prune: boolean): PreparedQuery<PutArgs, { fenced: boolean }> {
+    return new PreparedQuery<PutArgs, { fenced: boolean }>((slot) => {
+      const text = (name: keyof PutArgs & string) => typed(slot(name), "text");
+      const key = {
+        thread_id: slot("thread_id"),
+        checkpoint_ns: slot("checkpoint_ns"),
+        checkpoint_id: slot("checkpoint_id"),
+      };
+      let query = this.#fence(fenced, slot)
+        .with("checkpoint", (qb) =>
+          qb
+            .insertInto("agboss_checkpoints")
+            .columns([
+              "thread_id",
+              "checkpoint_ns",
+              "checkpoint_id",
+              "parent_checkpoint_id",
+              "type",
+              "checkpoint",
+              "metadata_type",
+              "metadata",
+              "channel_origins",
+            ])
+            .expression(
+              qb
+                .selectNoFrom([
+                  text("thread_id").as("thread_id"),
+                  text("checkpoint_ns").as("checkpoint_ns"),
+                  text("checkpoint_id").as("checkpoint_id"),
+                  text("parent_checkpoint_id").as("parent_checkpoint_id"),
+                  text("type").as("type"),
+                  typed(slot("checkpoint"), "bytea").as("checkpoint"),
+                  text("metadata_type").as("metadata_type"),
+                  typed(slot("metadata"), "bytea").as("metadata"),
+                  text("channel_origins").as("channel_origins"),
+                ])
+                .where(FENCED),
+            )
+            .onConflict((oc) =>
+              oc.columns(["thread_id", "checkpoint_ns", "checkpoint_id"]).doUpdateSet((eb) => ({
+                parent_checkpoint_id: eb.ref("excluded.parent_checkpoint_id"),
+                type: eb.ref("excluded.type"),
+                checkpoint: eb.ref("excluded.checkpoint"),
+                metadata_type: eb.ref("excluded.metadata_type"),
+                metadata: eb.ref("excluded.metadata"),
+                channel_origins: eb.ref("excluded.channel_origins"),
+              })),
+            ),
+        )
+        .with("blobs", (qb) =>
+          qb
+            .insertInto("agboss_checkpoint_blobs")
+            .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel", "type", "value"])
+            .expression(
+              qb
+                .selectFrom(
+                  unnest<{ channel: string; type: string; value: Uint8Array | null }>(
+                    [
+                      [slot("blob_channels"), "text[]"],
+                      [slot("blob_types"), "text[]"],
+                      [slot("blob_values"), "bytea[]"],
+                    ],
+                    "channel, type, value",
+                  ),
+                )
+                .select([
+                  text("thread_id").as("thread_id"),
+                  text("checkpoint_ns").as("checkpoint_ns"),
+                  text("checkpoint_id").as("checkpoint_id"),
+                  "u.channel",
+                  "u.type",
+                  "u.value",
+                ])
+                .where(FENCED),
+            )
+            .onConflict((oc) =>
+              oc
+                .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
+                .doUpdateSet((eb) => ({ type: eb.ref("excluded.type"), value: eb.ref("excluded.value") })),
+            ),
+        );
+      if (prune) {
+        query = query
+          .with("superseded", (qb) =>
+            qb
+              .deleteFrom("agboss_checkpoints")
+              .where("thread_id", "=", key.thread_id)
+              .where("checkpoint_ns", "=", key.checkpoint_ns)
+              .where("checkpoint_id", "<>", key.checkpoint_id)
+              .where(FENCED),
+          )
+          .with("superseded_writes", (qb) =>
+            qb
+              .deleteFrom("agboss_checkpoint_writes")
+              .where("thread_id", "=", key.thread_id)
+              .where("checkpoint_ns", "=", key.checkpoint_ns)
+              .where("checkpoint_id", "<>", key.checkpoint_id)
+              .where(FENCED),
+          )
+          .with("unreached", (qb) =>
+            qb
+              .deleteFrom("agboss_checkpoint_blobs")
+              .where("thread_id", "=", key.thread_id)
+              .where("checkpoint_ns", "=", key.checkpoint_ns)
+              .where("checkpoint_id", "<>", key.checkpoint_id)
+              .where(
+                sql<boolean>`(checkpoint_id, channel) not in (select * from unnest(${typed(slot("reached_ids"), "text[]")}, ${typed(slot("reached_channels"), "text[]")}))`,
+              )
+              .where(FENCED),
+          ) as unknown as typeof query;
+      }
+      return query.selectNoFrom(FENCED.as("fenced"));
+    });
+  }
+
+  #buildWrites(fenced: boolean): PreparedQuery<WritesArgs, { fenced: boolean }> {
+    return new PreparedQuery<WritesArgs, { fenced: boolean }>((slot) => {
+      const text = (name: keyof WritesArgs & string) => typed(slot(name), "text");
+      const rows = (db: Kysely<AgbossDatabase>, prefix: "keep" | "replace") =>
+        db
+          .selectFrom(
+            unnest<{ idx: number; channel: string; type: string; value: Uint8Array }>(
+              [
+                [slot(`${prefix}_idx`), "integer[]"],
+                [slot(`${prefix}_channels`), "text[]"],
+                [slot(`${prefix}_types`), "text[]"],
+                [slot(`${prefix}_values`), "bytea[]"],
+              ],
+              "idx, channel, type, value",
+            ),
+          )
+          .select([
+            text("thread_id").as("thread_id"),
+            text("checkpoint_ns").as("checkpoint_ns"),
+            text("checkpoint_id").as("checkpoint_id"),
+            text("task_id").as("task_id"),
+            "u.idx",
+            "u.channel",
+            "u.type",
+            "u.value",
+            text("task_path").as("task_path"),
+          ])
+          .where(FENCED);
+      const columns = [
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "task_id",
+        "idx",
+        "channel",
+        "type",
+        "value",
+        "task_path",
+      ] as const;
+      const conflictKey = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
+      return this.#fence(fenced, slot)
+        .with("kept", (qb) =>
+          qb
+            .insertInto("agboss_checkpoint_writes")
+            .columns(columns)
+            .expression(rows(qb as unknown as Kysely<AgbossDatabase>, "keep"))
+            .onConflict((oc) => oc.columns(conflictKey).doNothing()),
+        )
+        .with("replaced", (qb) =>
+          qb
+            .insertInto("agboss_checkpoint_writes")
+            .columns(columns)
+            .expression(rows(qb as unknown as Kysely<AgbossDatabase>, "replace"))
+            .onConflict((oc) =>
+              oc.columns(conflictKey).doUpdateSet((eb) => ({
+                channel: eb.ref("excluded.channel"),
+                type: eb.ref("excluded.type"),
+                value: eb.ref("excluded.value"),
+                task_path: eb.ref("excluded.task_path"),
+              })),
+            ),
+        )
+        .selectNoFrom(FENCED.as("fenced"));
+    });
+  }
+}
+
+/** `value::type`: the statement's parameters are typed, since nothing else in it says what they are. */
+function typed<T>(value: T, type: string): RawBuilder<T> {
+  return sql<T>`${value}::${sql.raw(type)}`;
+}
+
+/** `unnest(a::t[], b::u[], …) as u(columns)`: arrays of equal length read as rows, aliased `u`. */
+function unnest<TRow>(arrays: readonly (readonly [unknown, string])[], columns: string) {
+  const args = sql.join(arrays.map(([value, type]) => typed(value, type)));
+  return sql<TRow>`unnest(${args})`.as<"u">(sql`u(${sql.raw(columns)})` as Expression<unknown>);
+}
