@@ -1,4 +1,5 @@
 import { StoreFault } from "@agboss/store-kysely";
+import { isStalePreparedStatement } from "./prepared-statements.js";
 
 /**
  * SQLSTATEs of a lost connection: `57P01` admin_shutdown (a terminated backend, a fast shutdown),
@@ -46,6 +47,8 @@ export function postgresFaultOf(error: unknown): StoreFault | undefined {
       return StoreFault.ConnectionLost;
     }
     if (CONTENTION_CODES.has(code)) return StoreFault.Contention;
+    // A prepared statement a migration made stale: refused before it ran, and renamed for the next run.
+    if (isStalePreparedStatement(error)) return StoreFault.Contention;
     return undefined;
   }
   const message = (error as { message?: unknown }).message;

@@ -27,6 +27,13 @@ export interface PostgresStoreOptions {
   /** How long the pool the store opens waits for a connection before failing, in milliseconds. Default 10000. */
   readonly connectTimeoutMs?: number;
   /**
+   * Whether the store runs its statements as named prepared statements, parsed and planned once per
+   * connection. Default true. Turn it off when connections go through a pooler that does not keep
+   * prepared statements across transactions (PgBouncer in transaction mode before 1.21, or with
+   * `max_prepared_statements = 0`).
+   */
+  readonly preparedStatements?: boolean;
+  /**
    * How reads, and write transactions known not to have committed, are retried after a transient fault
    * (a lost connection, a serialization failure, a deadlock, a full server) before the caller gets
    * `StoreUnavailableError`. Default: 5 attempts, waiting 25 ms, doubling up to 400 ms, between them.

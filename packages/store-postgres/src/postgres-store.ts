@@ -5,6 +5,7 @@ import { connectionTarget } from "./connection-target.js";
 import { openOwnedPool } from "./owned-pool.js";
 import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
 import type { PostgresStoreOptions } from "./postgres-store-options.js";
+import { PreparedStatements } from "./prepared-statements.js";
 import { SchemaScopedPostgresDialect } from "./schema-introspector.js";
 import { watchPool } from "./watched-pool.js";
 
@@ -61,7 +62,13 @@ export class PostgresStore extends KyselyStore {
     const target = connectionTarget(connectionString, options.pool);
     const watched = watchPool(pool, options.logger, options.clock);
     const db = new Kysely<AgbossDatabase>({
-      dialect: new SchemaScopedPostgresDialect({ pool: watched.pool }, schema),
+      dialect: new SchemaScopedPostgresDialect(
+        {
+          pool:
+            options.preparedStatements === false ? watched.pool : new PreparedStatements().wrap(watched.pool),
+        },
+        schema,
+      ),
     });
     const store = new PostgresStore({
       db,

@@ -1,0 +1,81 @@
+import pg from "pg";
+import { afterAll, describe, expect, test } from "vitest";
+import { PostgresStore } from "../src/index.js";
+import { dropSchema, TEST_URL, uniqueSchema, withClient } from "./postgres-server.js";
+
+const schemas: string[] = [];
+const pools: pg.Pool[] = [];
+afterAll(async () => {
+  for (const pool of pools.splice(0)) await pool.end();
+  for (const schema of schemas.splice(0)) await dropSchema(schema);
+});
+
+/** A store on a pool of one connection, so the test can look at that session's prepared statements. */
+async function openOnOneConnection(preparedStatements?: boolean) {
+  const schema = uniqueSchema();
+  schemas.push(schema);
+  const pool = new pg.Pool({ connectionString: TEST_URL, max: 1 });
+  pools.push(pool);
+  const store = await PostgresStore.open({
+    pool,
+    schema,
+    ...(preparedStatements === undefined ? {} : { preparedStatements }),
+  });
+  const prepared = async () => {
+    const { rows } = await pool.query<{ name: string; statement: string }>(
+      "select name, statement from pg_prepared_statements where name like 'agboss%'",
+    );
+    return rows;
+  };
+  return { store, schema, prepared };
+}
+
+const thread = (threadId: string) => ({
+  tenantId: "acme",
+  threadId,
+  ownerId: "owner-1",
+  workflowName: "refund",
+  latestExecutionId: "root-1",
+  createdAt: 1_000,
+  updatedAt: 1_000,
+});
+
+describe("prepared statements on Postgres", () => {
+  test("the store's statements are prepared once per connection and then only run", async () => {
+    const { store, prepared } = await openOnOneConnection();
+    await store.threads.save(thread("t-1"));
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-1")).toMatchObject({ threadId: "t-1" });
+    const once = await prepared();
+    const lookup = once.filter((row) => /"agboss_threads" where/.test(row.statement));
+    expect(lookup).toHaveLength(1);
+
+    // The same lookup again, for other arguments: still one prepared statement of its text.
+    await store.threads.save(thread("t-2"));
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-2")).toMatchObject({ threadId: "t-2" });
+    const twice = await prepared();
+    expect(twice.filter((row) => /"agboss_threads" where/.test(row.statement))).toEqual(lookup);
+    expect(twice.length).toBe(once.length);
+    await store.close();
+  });
+
+  test("with preparedStatements: false nothing is prepared (for a pooler that does not keep them)", async () => {
+    const { store, prepared } = await openOnOneConnection(false);
+    await store.threads.save(thread("t-1"));
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-1")).toMatchObject({ threadId: "t-1" });
+    expect(await prepared()).toEqual([]);
+    await store.close();
+  });
+
+  test("a column added under a prepared `select *` costs one retry, not an error", async () => {
+    const { store, schema } = await openOnOneConnection();
+    await store.threads.save(thread("t-1"));
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-1")).toMatchObject({ threadId: "t-1" });
+    // What a newer version's migration does while this process runs.
+    await withClient((client) =>
+      client.query(`alter table "${schema}".agboss_threads add column extra text`),
+    );
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-1")).toMatchObject({ threadId: "t-1" });
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-1")).toMatchObject({ threadId: "t-1" });
+    await store.close();
+  });
+});
