@@ -1,9 +1,9 @@
-import { LeaseLostError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
-import { type Expression, type Kysely, type RawBuilder, sql } from "kysely";
-import { PreparedQuery, type SlotOf } from "../prepared-query.js";
+import { type Kysely, sql } from "kysely";
+import { FENCED, fenceArgs, runFenced, typed, unnest, withFence } from "../fenced-statement.js";
+import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase } from "../schema/agboss-database.js";
-import { inWriteStatement, type StoreDatabase } from "../write-transactions.js";
+import type { StoreDatabase } from "../write-transactions.js";
 
 type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
 
@@ -63,9 +63,6 @@ type WritesArgs = CheckpointKey & {
   replace_values: Uint8Array[];
 };
 
-/** Whether the statement's `fence` rows hold the lease (true when the write carries no fence). */
-const FENCED = sql<boolean>`exists (select 1 from fence)`;
-
 /**
  * The checkpointer's writes as single statements, for dialects with data-modifying `with` clauses
  * (`writableCtes`, Postgres). One statement locks the lease row for share when the fence still holds it
@@ -107,15 +104,14 @@ export class CheckpointStatements {
     }
     const args: PutArgs = {
       ...row,
-      key: fence?.key ?? "",
-      epoch: fence?.epoch ?? 0,
+      ...fenceArgs(fence),
       blob_channels: blobs.map((blob) => blob.channel),
       blob_types: blobs.map((blob) => blob.type),
       blob_values: blobs.map((blob) => blob.value),
       reached_ids: (reached ?? []).map((value) => value.checkpoint_id),
       reached_channels: (reached ?? []).map((value) => value.channel),
     };
-    await this.#run(query, args, fence);
+    await runFenced(this.#store, query, args, fence);
   }
 
   /**
@@ -140,8 +136,7 @@ export class CheckpointStatements {
     const replaced = [...last.values()];
     const args: WritesArgs = {
       ...key,
-      key: fence?.key ?? "",
-      epoch: fence?.epoch ?? 0,
+      ...fenceArgs(fence),
       keep_idx: keeping.map((row) => row.idx),
       keep_channels: keeping.map((row) => row.channel),
       keep_types: keeping.map((row) => row.type),
@@ -151,33 +146,7 @@ export class CheckpointStatements {
       replace_types: replaced.map((row) => row.type),
       replace_values: replaced.map((row) => row.value),
     };
-    await this.#run(query, args, fence);
-  }
-
-  async #run<TArgs>(
-    query: PreparedQuery<TArgs, { fenced: boolean }>,
-    args: TArgs,
-    fence: Fence | undefined,
-  ): Promise<void> {
-    const row = await inWriteStatement(this.#store, (db) => query.first(db, args));
-    if (fence !== undefined && row?.fenced !== true) throw new LeaseLostError(fence);
-  }
-
-  /** The statement's first clause: the lease row, locked for share, while the fence holds it. */
-  #fence<TArgs extends { key: string; epoch: number }>(fenced: boolean, slot: SlotOf<TArgs>) {
-    const db = this.#store.db;
-    return fenced
-      ? db.with(
-          (cte) => cte("fence").materialized(),
-          (qb) =>
-            qb
-              .selectFrom("agboss_leases")
-              .select(sql<number>`1`.as("one"))
-              .where("key", "=", slot("key"))
-              .where("epoch", "=", slot("epoch"))
-              .forShare(),
-        )
-      : db.with("fence", (qb) => qb.selectNoFrom(sql<number>`1`.as("one")));
+    await runFenced(this.#store, query, args, fence);
   }
 
   #buildPut(fenced: boolean, prune: boolean): PreparedQuery<PutArgs, { fenced: boolean }> {
@@ -188,7 +157,7 @@ export class CheckpointStatements {
         checkpoint_ns: slot("checkpoint_ns"),
         checkpoint_id: slot("checkpoint_id"),
       };
-      let query = this.#fence(fenced, slot)
+      let query = withFence(this.#store, fenced, slot)
         .with("checkpoint", (qb) =>
           qb
             .insertInto("agboss_checkpoints")
@@ -335,7 +304,7 @@ export class CheckpointStatements {
         "task_path",
       ] as const;
       const conflictKey = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
-      return this.#fence(fenced, slot)
+      return withFence(this.#store, fenced, slot)
         .with("kept", (qb) =>
           qb
             .insertInto("agboss_checkpoint_writes")
@@ -360,15 +329,4 @@ export class CheckpointStatements {
         .selectNoFrom(FENCED.as("fenced"));
     });
   }
-}
-
-/** `value::type`: the statement's parameters are typed, since nothing else in it says what they are. */
-function typed<T>(value: T, type: string): RawBuilder<T> {
-  return sql<T>`${value}::${sql.raw(type)}`;
-}
-
-/** `unnest(a::t[], b::u[], …) as u(columns)`: arrays of equal length read as rows, aliased `u`. */
-function unnest<TRow>(arrays: readonly (readonly [unknown, string])[], columns: string) {
-  const args = sql.join(arrays.map(([value, type]) => typed(value, type)));
-  return sql<TRow>`unnest(${args})`.as<"u">(sql`u(${sql.raw(columns)})` as Expression<unknown>);
 }

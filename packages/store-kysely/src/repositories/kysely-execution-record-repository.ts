@@ -6,6 +6,7 @@ import type {
 } from "@agboss/core/store";
 import type { Insertable, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
+import { FENCED, type FenceArgs, fenceArgs, runFenced, typed, withFence } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { ExecutionTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
@@ -18,6 +19,8 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
   readonly #fence: FenceCheck;
   readonly #find: PreparedQuery<{ tenantId: string; executionId: string }, Selectable<ExecutionTable>>;
   readonly #save: PreparedQuery<Insertable<ExecutionTable>>;
+  /** Fenced saves as one statement, by whether the lease is released, where the dialect allows it. */
+  readonly #fencedSaves = new Map<boolean, PreparedQuery<FencedSaveArgs, { fenced: boolean }>>();
   readonly #releaseLease: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
 
   constructor(store: StoreDatabase) {
@@ -80,12 +83,87 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       record: toJsonText(execution.record),
     };
     const release = options?.release === true ? fence : undefined;
+    if (fence !== undefined && this.#store.capabilities.writableCtes) {
+      // Under a fence the save is idempotent (no other holder can write in between), so it may be one
+      // statement in autocommit, run again after any transient fault.
+      const releases = release !== undefined;
+      let query = this.#fencedSaves.get(releases);
+      if (query === undefined) {
+        query = this.#buildFencedSave(releases);
+        this.#fencedSaves.set(releases, query);
+      }
+      await runFenced(this.#store, query, { ...values, ...fenceArgs(fence) }, fence);
+      return;
+    }
     await inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
       await this.#save.execute(trx, values);
       if (release !== undefined) {
         await this.#releaseLease.execute(trx, { key: release.key, epoch: release.epoch, expires_at: 0 });
       }
+    });
+  }
+
+  /** The record upserted, and with `releases` the lease released, only while the fence holds it. */
+  #buildFencedSave(releases: boolean): PreparedQuery<FencedSaveArgs, { fenced: boolean }> {
+    return new PreparedQuery<FencedSaveArgs, { fenced: boolean }>((slot) => {
+      const text = (name: keyof FencedSaveArgs & string) => typed(slot(name), "text");
+      const bigint = (name: keyof FencedSaveArgs & string) => typed(slot(name), "bigint");
+      let query = withFence(this.#store, true, slot).with("saved", (qb) =>
+        qb
+          .insertInto("agboss_executions")
+          .columns([
+            "tenant_id",
+            "execution_id",
+            "root_execution_id",
+            "parent_execution_id",
+            "thread_id",
+            "workflow_name",
+            "status",
+            "started_at",
+            "updated_at",
+            "record",
+          ])
+          .expression(
+            qb
+              .selectNoFrom([
+                text("tenant_id").as("tenant_id"),
+                text("execution_id").as("execution_id"),
+                text("root_execution_id").as("root_execution_id"),
+                text("parent_execution_id").as("parent_execution_id"),
+                text("thread_id").as("thread_id"),
+                text("workflow_name").as("workflow_name"),
+                text("status").as("status"),
+                bigint("started_at").as("started_at"),
+                bigint("updated_at").as("updated_at"),
+                text("record").as("record"),
+              ])
+              .where(FENCED),
+          )
+          .onConflict((oc) =>
+            oc.columns(["tenant_id", "execution_id"]).doUpdateSet((eb) => ({
+              root_execution_id: eb.ref("excluded.root_execution_id"),
+              parent_execution_id: eb.ref("excluded.parent_execution_id"),
+              thread_id: eb.ref("excluded.thread_id"),
+              workflow_name: eb.ref("excluded.workflow_name"),
+              status: eb.ref("excluded.status"),
+              started_at: eb.ref("excluded.started_at"),
+              updated_at: eb.ref("excluded.updated_at"),
+              record: eb.ref("excluded.record"),
+            })),
+          ),
+      );
+      if (releases) {
+        query = query.with("released", (qb) =>
+          qb
+            .updateTable("agboss_leases")
+            .set({ expires_at: 0 })
+            .where("key", "=", slot("key"))
+            .where("epoch", "=", slot("epoch"))
+            .where(FENCED),
+        ) as unknown as typeof query;
+      }
+      return query.selectNoFrom(FENCED.as("fenced"));
     });
   }
 
@@ -188,3 +266,5 @@ function toExecution(row: Selectable<ExecutionTable>): StoredExecution {
     record: fromJsonText(row.record),
   };
 }
+
+type FencedSaveArgs = Insertable<ExecutionTable> & FenceArgs;

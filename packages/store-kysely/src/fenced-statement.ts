@@ -1,0 +1,74 @@
+import { LeaseLostError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
+import { type Expression, type RawBuilder, sql } from "kysely";
+import type { PreparedQuery, SlotOf } from "./prepared-query.js";
+import { inWriteStatement, type StoreDatabase } from "./write-transactions.js";
+
+// One-statement fenced writes, for dialects with data-modifying `with` clauses (`writableCtes`,
+// Postgres): the statement's first clause, `fence`, reads the lease row and locks it for share while
+// the fence's epoch still holds it; every write of the statement is conditioned on `FENCED`; the
+// statement answers `fenced`, so the caller can tell a refused write from one that found nothing to do.
+
+/** The arguments every fenced statement takes: the fence's key and epoch. @internal */
+export interface FenceArgs {
+  key: string;
+  epoch: number;
+}
+
+/** Whether the statement's `fence` clause found the lease held by the fence (true when unfenced). @internal */
+export const FENCED = sql<boolean>`exists (select 1 from fence)`;
+
+/** `value::type`: the statement's parameters are typed where nothing else in it says what they are. @internal */
+export function typed<T>(value: T, type: string): RawBuilder<T> {
+  return sql<T>`${value}::${sql.raw(type)}`;
+}
+
+/** `unnest(a::t[], b::u[], …) as u(columns)`: arrays of equal length read as rows, aliased `u`. @internal */
+export function unnest<TRow>(arrays: readonly (readonly [unknown, string])[], columns: string) {
+  const args = sql.join(arrays.map(([value, type]) => typed(value, type)));
+  return sql<TRow>`unnest(${args})`.as<"u">(sql`u(${sql.raw(columns)})` as Expression<unknown>);
+}
+
+/**
+ * The statement's first clause: `fence`, the lease row locked for share while the fence holds it; for
+ * an unfenced write, one row that always holds. @internal
+ */
+export function withFence<TArgs extends FenceArgs>(
+  store: StoreDatabase,
+  fenced: boolean,
+  slot: SlotOf<TArgs>,
+) {
+  const db = store.db;
+  return fenced
+    ? db.with(
+        (cte) => cte("fence").materialized(),
+        (qb) =>
+          qb
+            .selectFrom("agboss_leases")
+            .select(sql<number>`1`.as("one"))
+            .where("key", "=", slot("key"))
+            .where("epoch", "=", slot("epoch"))
+            .forShare(),
+      )
+    : db.with("fence", (qb) => qb.selectNoFrom(sql<number>`1`.as("one")));
+}
+
+/** The fence's key and epoch as a fenced statement's arguments. @internal */
+export function fenceArgs(fence: Fence | undefined): FenceArgs {
+  return { key: fence?.key ?? "", epoch: fence?.epoch ?? 0 };
+}
+
+/**
+ * Runs an idempotent fenced statement (its last clause `select FENCED as fenced`) as its own
+ * transaction (see `WriteTransactions.statement`), and throws {@link LeaseLostError} when the fence no
+ * longer held the lease: then the statement wrote nothing. @internal
+ */
+export async function runFenced<TArgs>(
+  store: StoreDatabase,
+  query: PreparedQuery<TArgs, { fenced: boolean }>,
+  args: TArgs,
+  fence: Fence | undefined,
+): Promise<void> {
+  const row = await inWriteStatement(store, (db) => query.first(db, args));
+  if (fence !== undefined && row?.fenced !== true) throw new LeaseLostError(fence);
+}
