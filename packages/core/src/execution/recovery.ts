@@ -16,6 +16,11 @@ export const SWEEP_INTERVAL_MS = 30_000;
 const SWEEP_PAGE = 100;
 /** How long an answered pause may wait for its own resumer before the sweep takes it over. */
 const RECOVERY_GRACE_MS = 1_000;
+/**
+ * How many trees of a page the sweep carries on at once. A recovery spends most of its time waiting
+ * for the store; a few side by side keep the process and the database busy at the same time.
+ */
+const RECOVERY_CONCURRENCY = 4;
 
 /**
  * The recovery sweep: every 30 s on the Clock, on every instance, it removes pause records past their
@@ -123,7 +128,9 @@ export class Recovery {
   /**
    * Recovers trees page by page, each page read from just after the last one, until a page is not full.
    * Each instance takes a page in its own random order, so instances sweeping at once mostly take
-   * different trees, and a backlog is worked off in one sweep, not one page every 30 seconds.
+   * different trees, and a backlog is worked off in one sweep, not one page every 30 seconds. Up to
+   * {@link RECOVERY_CONCURRENCY} trees of a page are carried on at once; the next page is read when
+   * the last of them is done.
    */
   async #recoverPages(
     handled: Set<string>,
@@ -134,16 +141,24 @@ export class Recovery {
   ): Promise<void> {
     for (;;) {
       const { full, trees } = await nextPage();
-      for (const tree of shuffled(trees)) {
-        if (this.#isClosed()) return;
-        const root = `${tree.tenantId}/${tree.rootExecutionId}`;
-        if (handled.has(root)) continue;
-        handled.add(root);
-        await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId);
-        // A backlog is worked off tree after tree: let timers (lease heartbeats, tool timeouts) and other
-        // calls of this process run between them, even where the store answers synchronously.
-        await yieldToEventLoop();
-      }
+      const queue = shuffled(trees);
+      const work = async () => {
+        for (let tree = queue.shift(); tree !== undefined; tree = queue.shift()) {
+          if (this.#isClosed()) return;
+          const root = `${tree.tenantId}/${tree.rootExecutionId}`;
+          if (handled.has(root)) continue;
+          handled.add(root);
+          await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId);
+          // Let timers (lease heartbeats, tool timeouts) and other calls of this process run between
+          // trees, even where the store answers synchronously.
+          await yieldToEventLoop();
+        }
+      };
+      // Every worker is waited for before the round goes on or fails, so no recovery outlives its sweep.
+      const settled = await Promise.allSettled(Array.from({ length: RECOVERY_CONCURRENCY }, work));
+      const failed = settled.find((result) => result.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
+      if (this.#isClosed()) return;
       // Pages go on from the last row of the one before, so trees this instance cannot take (held by
       // live holders, or unreadable) never hide the ones behind them.
       if (!full) return;

@@ -145,6 +145,48 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(pause?.toolResult).toEqual({ output: { status: "refunded ord_1 (1000)" } });
   });
 
+  test("the sweep carries on several answered trees of a page at once, each once", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const desk = app.get(Desk);
+    const executions: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const { pauseId } = await pauseRefund(app, mockLlm, `t-backlog-${i}`, {
+        orderId: `ord_${i}`,
+        amountCents: 100,
+      });
+      // Phase 1 only, as a resumer that died right after recording the answer leaves it.
+      const resolved = await store.pauses.resolve(
+        acme.tenantId,
+        pauseId,
+        { decision: { approved: true }, responder: "m-1" },
+        clock.now(),
+      );
+      executions.push(resolved?.rootExecutionId as string);
+    }
+    // Each refund waits a moment of real time: runs that overlap are counted.
+    let running = 0;
+    let most = 0;
+    desk.refundGate = async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      running -= 1;
+    };
+    await clock.advance(1_001);
+    await app.sweepOnce(RETENTION_MS);
+    for (const executionId of executions) await sweepUntilEnded(app, clock, executionId);
+    expect(most).toBeGreaterThan(1);
+    expect(desk.refunds.map((r) => r.orderId).sort()).toEqual(executions.map((_, i) => `ord_${i}`));
+    for (const executionId of executions) {
+      const record = await app.record(executionId, { tenantId: acme.tenantId });
+      expect(record?.status).toBe(ExecutionStatus.Completed);
+    }
+  });
+
   test("a tool result kept on the pause is used on recovery: the tool is not called again", async ({
     app,
     mockLlm,
