@@ -3,7 +3,7 @@ import type { Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type { LeaseTable } from "../schema/agboss-database.js";
 import { toMillis, toNumber } from "../schema/columns.js";
-import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { inWriteStatement, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 
 type Granted = { key: string; holder: string; epoch: number; expires_at: number };
 
@@ -31,6 +31,11 @@ export class KyselyLeaseRepository implements LeaseRepository {
   readonly #insert: PreparedQuery<Granted>;
   readonly #take: PreparedQuery<Granted & { from: number }>;
   readonly #expire: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
+  /** The whole of {@link acquire} as one statement, where the dialect has `returning`. */
+  readonly #grant: PreparedQuery<
+    Granted & { now: number; take_over: number },
+    { epoch: number | string | bigint }
+  >;
   readonly #renew: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
 
   constructor(store: StoreDatabase) {
@@ -59,6 +64,36 @@ export class KyselyLeaseRepository implements LeaseRepository {
         .where("key", "=", slot("key"))
         .where("epoch", "=", slot("from")),
     );
+    // Insert the first grant, or grant the next epoch over a lapsed lease, one of the holder's own, or
+    // any when taking over; otherwise nothing is returned. The conflict update locks the row as the
+    // select for update does, so a takeover still waits for fenced writes in flight.
+    this.#grant = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_leases")
+        .values({
+          key: slot("key"),
+          holder: slot("holder"),
+          epoch: slot("epoch"),
+          expires_at: slot("expires_at"),
+        })
+        .onConflict((oc) =>
+          oc
+            .column("key")
+            .doUpdateSet((eb) => ({
+              holder: eb.ref("excluded.holder"),
+              epoch: eb(eb.ref("agboss_leases.epoch"), "+", 1),
+              expires_at: eb.ref("excluded.expires_at"),
+            }))
+            .where((eb) =>
+              eb.or([
+                eb(eb.ref("agboss_leases.holder"), "=", eb.ref("excluded.holder")),
+                eb(eb.ref("agboss_leases.expires_at"), "<=", slot("now")),
+                eb(eb.val(slot("take_over")), "=", 1),
+              ]),
+            ),
+        )
+        .returning("epoch"),
+    );
     this.#expire = expireLeaseQuery(store);
     // A released lease (expiry 0) stays released: a renewal in flight when it was let go revives nothing.
     this.#renew = new PreparedQuery((slot) =>
@@ -80,6 +115,21 @@ export class KyselyLeaseRepository implements LeaseRepository {
   }): Promise<Lease | undefined> {
     const { key, holder, now, ttlMs, takeOver } = args;
     const expiresAt = now + ttlMs;
+    if (this.#store.capabilities.supportsReturning) {
+      // One statement. Run again after a fault that left its outcome unknown, it grants the same holder
+      // the next epoch: a valid lease whose fence supersedes the one that may have been granted.
+      return inWriteStatement(this.#store, async (db) => {
+        const row = await this.#grant.first(db, {
+          key,
+          holder,
+          epoch: 1,
+          expires_at: expiresAt,
+          now,
+          take_over: takeOver === true ? 1 : 0,
+        });
+        return row === undefined ? undefined : { key, holder, epoch: toNumber(row.epoch), expiresAt };
+      });
+    }
     return inWriteTransaction(this.#store, async (trx) => {
       const current = await this.#lock.first(trx, { key });
       if (current === undefined) {
