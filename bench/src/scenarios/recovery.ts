@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { loadavg } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -500,6 +500,11 @@ interface RunResult {
   readonly resumeMeanMs: { readonly before: number; readonly after: number };
   /** The machine's 1-minute load average when the run began and when it ended. */
   readonly loadAverage: { readonly atGo: number; readonly atEnd: number };
+  /**
+   * CPU seconds the database server's processes used during the run, when they run on this machine
+   * and can be read (a local Postgres on Linux); undefined otherwise (SQLite runs inside the workers).
+   */
+  readonly serverCpuSeconds: number | undefined;
   readonly instances: readonly InstanceResult[];
   readonly executions: number;
   /** From the first `sweepOnce` call to the last execution recorded completed. */
@@ -549,6 +554,7 @@ async function recoverRun(args: {
     );
     const goAt = Date.now();
     const loadAtGo = loadavg()[0] ?? Number.NaN;
+    const serverCpuAtGo = args.backend.name === "postgres" ? localPostgresCpuMs() : undefined;
     for (const w of workers) w.tell({ type: "go" });
     let completed = 0;
     let reportedAt = goAt;
@@ -572,6 +578,7 @@ async function recoverRun(args: {
     }
     if (workerError !== undefined) throw workerError;
     const loadAtEnd = loadavg()[0] ?? Number.NaN;
+    const serverCpuAtEnd = serverCpuAtGo === undefined ? undefined : localPostgresCpuMs();
     for (const w of workers) w.tell({ type: "stop" });
     const done = await within(
       Promise.all(workers.map((w) => w.done)),
@@ -585,6 +592,10 @@ async function recoverRun(args: {
     const result: Omit<RunResult, "resume" | "resumeMeanMs"> = {
       label,
       loadAverage: { atGo: loadAtGo, atEnd: loadAtEnd },
+      serverCpuSeconds:
+        serverCpuAtGo === undefined || serverCpuAtEnd === undefined
+          ? undefined
+          : (serverCpuAtEnd - serverCpuAtGo) / 1000,
       executions: n,
       completed: last.count,
       recoverSeconds: recoverMs / 1000,
@@ -757,6 +768,8 @@ function report(args: {
     "load average",
     "per instance: recovered / tool runs",
     "CPU while sweeping",
+    "database server CPU",
+    "cores busy",
   ];
   const rows = runs.map((r) => [
     r.label,
@@ -768,6 +781,8 @@ function report(args: {
     `${r.loadAverage.atGo.toFixed(1)} → ${r.loadAverage.atEnd.toFixed(1)}`,
     r.instances.map((i) => `${i.instance} ${n(i.recovered)} / ${n(i.toolRuns)}`).join(", "),
     r.instances.map((i) => `${i.instance} ${i.cpuSeconds.toFixed(1)} s`).join(", "),
+    r.serverCpuSeconds === undefined ? "-" : `${r.serverCpuSeconds.toFixed(1)} s`,
+    coresBusy(r).toFixed(2),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const left = new Set([0, 7, 8]);
@@ -780,6 +795,7 @@ function report(args: {
     ...rows.map(line),
     `  "vs a resume" = ms per recovered execution ÷ the mean of ${runs[0]?.resume.count ?? 0} normal app.resume calls on the same store settings, half timed right before the run and half right after: ${runs.map((r) => `${r.label} mean ${ms(r.resume.meanMs)} (before ${ms(r.resumeMeanMs.before)}, after ${ms(r.resumeMeanMs.after)}), p50 ${ms(r.resume.p50Ms)}, p99 ${ms(r.resume.p99Ms)}`).join("; ")}`,
     "  load average: the machine's 1-minute load average when the run began and when it ended (2 cores here means 2.0 is full)",
+    `  cores busy = (CPU of the workers${runs.some((r) => r.serverCpuSeconds !== undefined) ? " + CPU of the database server's processes" : ", SQLite included"}) ÷ the time to recover all: how much of the machine (${availableParallelism()} cores) one run kept busy; two instances can take about half the time only while one leaves about half the machine idle`,
   ];
   const verdicts: string[] = [];
   if (one !== undefined) {
@@ -837,6 +853,8 @@ function report(args: {
           p99Ms: round(r.resume.p99Ms),
         },
         loadAverage: { atGo: round(r.loadAverage.atGo), atEnd: round(r.loadAverage.atEnd) },
+        serverCpuSeconds: r.serverCpuSeconds === undefined ? undefined : round(r.serverCpuSeconds),
+        coresBusy: round(coresBusy(r)),
         instances: r.instances.map((i) => ({
           instance: i.instance,
           recovered: i.recovered,
@@ -909,3 +927,36 @@ export const recoveryScenario: SoloScenario = {
     }
   },
 };
+
+/** The CPU a run kept busy, in cores: workers and (where read) the database server, over its time. */
+function coresBusy(run: RunResult): number {
+  const workers = run.instances.reduce((sum, i) => sum + i.cpuSeconds, 0);
+  return (workers + (run.serverCpuSeconds ?? 0)) / run.recoverSeconds;
+}
+
+/**
+ * CPU milliseconds used so far by the processes named `postgres` on this machine (the server and its
+ * backends, Linux `/proc`), or undefined where that cannot be read. Backends that exited during the
+ * run are missed; the store's pools keep theirs open, so that is little.
+ */
+function localPostgresCpuMs(): number | undefined {
+  if (process.platform !== "linux") return undefined;
+  let ticks = 0;
+  let found = false;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone since the listing
+    }
+    const close = stat.lastIndexOf(")");
+    if (!stat.slice(stat.indexOf("(") + 1, close).startsWith("postgres")) continue;
+    const fields = stat.slice(close + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    found = true;
+  }
+  // Linux reports them in clock ticks of 1/100 s on every architecture Node runs on.
+  return found ? ticks * 10 : undefined;
+}
