@@ -65,7 +65,15 @@ export class FaultRetry {
     return this.#run(run, "write");
   }
 
-  async #run<T>(run: () => Promise<T>, kind: "read" | "write"): Promise<T> {
+  /**
+   * Runs one idempotent write statement in autocommit: run again after any transient fault, even a
+   * connection lost while it was in flight, since running it twice leaves what running it once does.
+   */
+  statement<T>(run: () => Promise<T>): Promise<T> {
+    return this.#run(run, "statement");
+  }
+
+  async #run<T>(run: () => Promise<T>, kind: Kind): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await run();
@@ -89,12 +97,16 @@ export class FaultRetry {
     }
   }
 
-  #spent(error: unknown, kind: "read" | "write", attempts: number): StoreUnavailableError {
+  #spent(error: unknown, kind: Kind, attempts: number): StoreUnavailableError {
     const tries = attempts === 1 ? "once" : `${attempts} times`;
     return new StoreUnavailableError(
-      `${this.#store} could not ${kind}: it met a transient database fault ${tries} ` +
+      `${this.#store} could not ${kind === "read" ? "read" : "write"}: it met a transient database fault ${tries} ` +
         `(last: ${describe(error)}).` +
         (kind === "write" ? " No attempt committed, so nothing was written." : "") +
+        (kind === "statement"
+          ? " The write may have landed (an attempt can lose its connection after the server ran it); " +
+            "it is safe to run again, and recovery settles what it left."
+          : "") +
         " The database is unreachable, restarting or overloaded: try again once it is back, and check " +
         "the server and the network if this lasts.",
       { cause: error },
@@ -108,6 +120,8 @@ export class FaultRetry {
     return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
   }
 }
+
+type Kind = "read" | "write" | "statement";
 
 /** The driver's message and code, e.g. `terminating connection due to administrator command [57P01]`. */
 function describe(error: unknown): string {

@@ -104,7 +104,7 @@ export class WriteTransactions {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
     if (this.#capabilities.groupCommit) return this.run(work);
-    return this.#gate(() => this.#retry.write(() => work(this.#db)));
+    return this.#gate(() => this.#retry.statement(() => work(this.#db)));
   }
 
   /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */

@@ -51,6 +51,22 @@ describe("FaultRetry", () => {
     expect((error as Error).message).toContain("nothing was written");
   });
 
+  test("runs a one-statement write again even after its connection was lost in flight, and once spent says it may have landed", async () => {
+    const lost = driverError("LOST");
+    const statement = failing(lost, driverError("BUSY"));
+    expect(await retry().statement(statement.run)).toBe("done");
+    expect(statement.calls.count).toBe(3);
+    const spent = failing(lost, lost, lost);
+    const error = await retry(3)
+      .statement(spent.run)
+      .catch((e: unknown) => e);
+    expect(spent.calls.count).toBe(3);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toContain("could not write");
+    expect((error as Error).message).toContain("may have landed");
+    expect((error as Error).message).not.toContain("nothing was written");
+  });
+
   test("never runs a write again whose connection was lost while COMMIT was in flight", async () => {
     const lost = driverError("LOST");
     const write = failing(new CommitFailure(lost));

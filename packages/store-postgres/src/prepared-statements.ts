@@ -1,85 +1,101 @@
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 
-/** How many statements a store names at most; statements past that run unnamed, as before. */
+/** How many statements one connection keeps named at most; statements past that run unnamed. */
 const MAX_NAMED_STATEMENTS = 1_000;
 
 /**
- * The server's error for a prepared statement whose `select *` would now return other columns (a
- * migration changed the table since the statement was prepared on that connection): SQLSTATE `0A000`.
+ * The server's error for a prepared statement whose result would now have other columns (a migration
+ * changed a table under a prepared `select *` since the statement was prepared on that connection):
+ * SQLSTATE `0A000` raised by `RevalidateCachedQuery`. The routine's name is not translated, unlike the
+ * message, which is checked too for servers that do not report it.
  */
 export function isStalePreparedStatement(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === "0A000" && typeof message === "string" && message.includes("cached plan must not change");
+  const { code, routine, message } = error as { code?: unknown; routine?: unknown; message?: unknown };
+  if (code !== "0A000") return false;
+  return (
+    routine === "RevalidateCachedQuery" ||
+    (typeof message === "string" && message.includes("cached plan must not change"))
+  );
 }
 
-type Query = (this: unknown, config: unknown, values?: unknown, callback?: unknown) => unknown;
+type Query = (this: unknown, config: unknown, values?: unknown) => Promise<unknown>;
 
 /**
- * Gives the store's statements names, so each connection parses and plans a statement once and then
- * only binds and runs it: the server's parse and plan were about half its work per statement, and the
- * store sends the same few dozen statements over and over. A statement is named by its text, so any
- * connection prepares it the first time it runs it there (pg keeps track per connection). At most
- * {@link MAX_NAMED_STATEMENTS} texts are named; later ones run unnamed.
+ * The statement names of each connection, by text, shared by every store that uses the connection:
+ * stores on one pool never give one name two texts. Kept with the connection, gone with it.
+ */
+const namesByConnection = new WeakMap<object, StatementNames>();
+
+/** One connection's statement names by text, and how many names it has given out. */
+interface StatementNames {
+  readonly byText: Map<string, string>;
+  issued: number;
+}
+
+/**
+ * Wraps a pool so that the statements the store runs go as named prepared statements: each connection
+ * parses and plans a statement once, then only binds and runs it (the server's parse and plan were about
+ * half its work per statement, and the store sends the same few dozen statements over and over). Only
+ * the store's own calls are named: the store gets a view of each client whose `query` names the
+ * statement, while the client itself, and whatever else uses the pool, stays as it was.
+ *
+ * A statement's name is given by its connection (`agboss_s<n>`, the n-th text named there). At most
+ * {@link MAX_NAMED_STATEMENTS} texts are named per connection; later ones run unnamed.
  *
  * A migration that changes a table under a prepared `select *` makes the server refuse the statement
- * once (`cached plan must not change result type`): its text then gets a new name, so the next run
- * prepares it again, and the store's retry runs it again.
+ * once ({@link isStalePreparedStatement}): the text then gets a new name on that connection, so its next
+ * run prepares it again, and the store's retry (which counts the error as transient) runs it again.
  * @internal
  */
-export class PreparedStatements {
-  readonly #names = new Map<string, string>();
-  readonly #patched = new WeakSet<object>();
-  #count = 0;
+export function preparingPool(pool: PostgresPool): PostgresPool {
+  return {
+    ...(pool.Client === undefined ? {} : { Client: pool.Client }),
+    options: pool.options,
+    async connect(): Promise<PostgresPoolClient> {
+      return preparingClient(await pool.connect());
+    },
+    end: () => pool.end(),
+  };
+}
 
-  /** The pool to give kysely: every client it hands out names the statements it runs. */
-  wrap(pool: PostgresPool): PostgresPool {
-    return {
-      ...(pool.Client === undefined ? {} : { Client: pool.Client }),
-      options: pool.options,
-      connect: async (): Promise<PostgresPoolClient> => {
-        const client = await pool.connect();
-        this.#patch(client);
-        return client;
-      },
-      end: () => pool.end(),
-    };
+function preparingClient(client: PostgresPoolClient): PostgresPoolClient {
+  const target = client as unknown as { query: Query };
+  let names = namesByConnection.get(client);
+  if (names === undefined) {
+    names = { byText: new Map(), issued: 0 };
+    namesByConnection.set(client, names);
   }
+  const known = names;
+  const query = (text: unknown, values?: unknown): Promise<unknown> => {
+    // kysely runs every statement as `query(text, parameters)`; what has no parameters (begin, commit)
+    // goes by the simple protocol, and is left alone.
+    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0) {
+      return target.query.call(client, text, values);
+    }
+    const name = nameOf(known, text);
+    if (name === undefined) return target.query.call(client, text, values);
+    return target.query.call(client, { name, text, values }).catch((error: unknown) => {
+      if (isStalePreparedStatement(error) && known.byText.get(text) === name) known.byText.delete(text);
+      throw error;
+    });
+  };
+  return new Proxy(client, {
+    get(object, property) {
+      if (property === "query") return query;
+      const value = Reflect.get(object, property, object);
+      return typeof value === "function" ? value.bind(object) : value;
+    },
+  });
+}
 
-  #nameOf(text: string): string | undefined {
-    const name = this.#names.get(text);
-    if (name !== undefined || this.#names.size >= MAX_NAMED_STATEMENTS) return name;
-    const fresh = `agboss_${(this.#count++).toString(36)}`;
-    this.#names.set(text, fresh);
-    return fresh;
-  }
-
-  #patch(client: PostgresPoolClient): void {
-    if (this.#patched.has(client)) return;
-    this.#patched.add(client);
-    const target = client as unknown as { query: Query };
-    const query = target.query;
-    const statements = this;
-    target.query = function (this: unknown, config: unknown, values?: unknown, callback?: unknown) {
-      // kysely runs every statement as `query(text, parameters)`; what has no parameters (begin, commit)
-      // goes by the simple protocol and is left alone, as is every other form of call.
-      if (
-        typeof config !== "string" ||
-        !Array.isArray(values) ||
-        values.length === 0 ||
-        callback !== undefined
-      ) {
-        return query.call(this, config, values, callback);
-      }
-      const name = statements.#nameOf(config);
-      if (name === undefined) return query.call(this, config, values);
-      const result = query.call(this, { name, text: config, values }) as Promise<unknown>;
-      return result.catch((error: unknown) => {
-        if (isStalePreparedStatement(error) && statements.#names.get(config) === name) {
-          statements.#names.delete(config);
-        }
-        throw error;
-      });
-    };
-  }
+/** The name of `text` on a connection: the one it has, a new one, or none once the connection is full. */
+function nameOf(names: StatementNames, text: string): string | undefined {
+  const name = names.byText.get(text);
+  if (name !== undefined || names.byText.size >= MAX_NAMED_STATEMENTS) return name;
+  // Never a name given before on this connection: a renamed text's old statement is still there.
+  const fresh = `agboss_s${names.issued.toString(36)}`;
+  names.issued += 1;
+  names.byText.set(text, fresh);
+  return fresh;
 }

@@ -58,6 +58,46 @@ describe("prepared statements on Postgres", () => {
     await store.close();
   });
 
+  test("two stores on one pool each run their own statements: no name is given two texts", async () => {
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1 });
+    pools.push(pool);
+    const first = uniqueSchema();
+    const second = uniqueSchema();
+    schemas.push(first, second);
+    const a = await PostgresStore.open({ pool, schema: first });
+    const b = await PostgresStore.open({ pool, schema: second });
+    for (const [store, threadId] of [
+      [a, "t-a"],
+      [b, "t-b"],
+      [a, "t-a2"],
+      [b, "t-b2"],
+    ] as const) {
+      await store.threads.save(thread(threadId));
+      expect(await store.threads.findByTenantIdAndThreadId("acme", threadId)).toMatchObject({ threadId });
+    }
+    expect(await a.threads.findByTenantIdAndThreadId("acme", "t-b")).toBeUndefined();
+    await a.close();
+    await b.close();
+  });
+
+  test("what the application runs itself on the pool's clients is not prepared", async () => {
+    const { store, prepared } = await openOnOneConnection();
+    const before = await prepared();
+    // Most of the store's statements are named now; the application's own call on the same connection is not.
+    const pool = pools.at(-1) as pg.Pool;
+    const client = await pool.connect();
+    try {
+      await client.query("select $1::text as echo", ["from the application"]);
+    } finally {
+      client.release();
+    }
+    const after = await prepared();
+    expect(after.some((row) => row.statement.includes("from the application"))).toBe(false);
+    expect(after.some((row) => row.statement.includes("$1::text as echo"))).toBe(false);
+    expect(after.length).toBe(before.length);
+    await store.close();
+  });
+
   test("with preparedStatements: false nothing is prepared (for a pooler that does not keep them)", async () => {
     const { store, prepared } = await openOnOneConnection(false);
     await store.threads.save(thread("t-1"));

@@ -129,8 +129,8 @@ export class Recovery {
    * Recovers trees page by page, each page read from just after the last one, until a page is not full.
    * Each instance takes a page in its own random order, so instances sweeping at once mostly take
    * different trees, and a backlog is worked off in one sweep, not one page every 30 seconds. Up to
-   * {@link RECOVERY_CONCURRENCY} trees of a page are carried on at once; the next page is read when
-   * the last of them is done.
+   * {@link RECOVERY_CONCURRENCY} threads of a page are carried on at once (a thread's trees one after
+   * the other, as they share its lease); the next page is read when the last of them is done.
    */
   async #recoverPages(
     handled: Set<string>,
@@ -141,17 +141,27 @@ export class Recovery {
   ): Promise<void> {
     for (;;) {
       const { full, trees } = await nextPage();
-      const queue = shuffled(trees);
+      // The trees of one thread share its lease: one worker takes them one after the other.
+      const byThread = new Map<string, (typeof trees)[number][]>();
+      for (const tree of trees) {
+        const key = `${tree.tenantId}/${tree.threadId}`;
+        const same = byThread.get(key);
+        if (same === undefined) byThread.set(key, [tree]);
+        else same.push(tree);
+      }
+      const queue = shuffled([...byThread.values()]);
       const work = async () => {
-        for (let tree = queue.shift(); tree !== undefined; tree = queue.shift()) {
-          if (this.#isClosed()) return;
-          const root = `${tree.tenantId}/${tree.rootExecutionId}`;
-          if (handled.has(root)) continue;
-          handled.add(root);
-          await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId);
-          // Let timers (lease heartbeats, tool timeouts) and other calls of this process run between
-          // trees, even where the store answers synchronously.
-          await yieldToEventLoop();
+        for (let group = queue.shift(); group !== undefined; group = queue.shift()) {
+          for (const tree of group) {
+            if (this.#isClosed()) return;
+            const root = `${tree.tenantId}/${tree.rootExecutionId}`;
+            if (handled.has(root)) continue;
+            handled.add(root);
+            await this.#recover(tree.tenantId, tree.threadId, tree.rootExecutionId, tree.pauseId);
+            // Let timers (lease heartbeats, tool timeouts) and other calls of this process run between
+            // trees, even where the store answers synchronously.
+            await yieldToEventLoop();
+          }
         }
       };
       // Every worker is waited for before the round goes on or fails, so no recovery outlives its sweep.
@@ -276,7 +286,7 @@ export class Recovery {
     }
   }
 
-  /** Stops the sweep's timer; a round in flight finishes its current tree. */
+  /** Stops the sweep's timer; a round in flight finishes the trees it is carrying on and starts no more. */
   stop(): void {
     this.#sweep?.cancel();
   }
