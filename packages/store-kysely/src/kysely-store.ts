@@ -59,6 +59,8 @@ export class KyselyStore implements Store {
   readonly pauses: KyselyPausedExecutionRepository;
   readonly checkpointer: KyselyCheckpointSaver;
   readonly budgets: KyselyBudgetLedgerRepository;
+  /** 1 where commits are grouped (one writer at a time: SQLite), 4 where transactions run side by side. */
+  readonly recoveryConcurrency: number;
   /** The store's database as given, scoped to its schema: transactions and migrations run here. */
   readonly #db: Kysely<AgbossDatabase>;
   readonly #database: StoreDatabase;
@@ -88,6 +90,7 @@ export class KyselyStore implements Store {
       transactions,
     });
     this.#onClose = config.onClose;
+    this.recoveryConcurrency = capabilities.groupCommit ? 1 : 4;
     this.threads = new KyselyThreadRepository(this.#database);
     this.executions = new KyselyExecutionRecordRepository(this.#database);
     this.leases = new KyselyLeaseRepository(this.#database);

@@ -62,6 +62,7 @@ export const postgresBackend: Backend = {
       budgets: store.budgets,
       checkpointer: store.checkpointer,
       atomically: (work) => store.atomically(work),
+      recoveryConcurrency: store.recoveryConcurrency,
       async close() {
         try {
           await store.db.schema.dropSchema(schema).ifExists().cascade().execute();

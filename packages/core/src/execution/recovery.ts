@@ -16,11 +16,6 @@ export const SWEEP_INTERVAL_MS = 30_000;
 const SWEEP_PAGE = 100;
 /** How long an answered pause may wait for its own resumer before the sweep takes it over. */
 const RECOVERY_GRACE_MS = 1_000;
-/**
- * How many trees of a page the sweep carries on at once. A recovery spends most of its time waiting
- * for the store; a few side by side keep the process and the database busy at the same time.
- */
-const RECOVERY_CONCURRENCY = 4;
 
 /**
  * The recovery sweep: every 30 s on the Clock, on every instance, it removes pause records past their
@@ -128,9 +123,10 @@ export class Recovery {
   /**
    * Recovers trees page by page, each page read from just after the last one, until a page is not full.
    * Each instance takes a page in its own random order, so instances sweeping at once mostly take
-   * different trees, and a backlog is worked off in one sweep, not one page every 30 seconds. Up to
-   * {@link RECOVERY_CONCURRENCY} threads of a page are carried on at once (a thread's trees one after
-   * the other, as they share its lease); the next page is read when the last of them is done.
+   * different trees, and a backlog is worked off in one sweep, not one page every 30 seconds. As many
+   * threads of a page as the store's `recoveryConcurrency` (default 1) are carried on at once, a
+   * thread's trees one after the other as they share its lease; the next page is read when the last of
+   * them is done.
    */
   async #recoverPages(
     handled: Set<string>,
@@ -165,7 +161,8 @@ export class Recovery {
         }
       };
       // Every worker is waited for before the round goes on or fails, so no recovery outlives its sweep.
-      const settled = await Promise.allSettled(Array.from({ length: RECOVERY_CONCURRENCY }, work));
+      const workers = Math.max(1, Math.floor(this.#services.store.recoveryConcurrency ?? 1));
+      const settled = await Promise.allSettled(Array.from({ length: workers }, work));
       const failed = settled.find((result) => result.status === "rejected");
       if (failed !== undefined) throw failed.reason;
       if (this.#isClosed()) return;

@@ -36,6 +36,13 @@ export interface Store {
    * runs `work` as it is (its writes land at once; a throw part-way keeps the writes made before it).
    */
   atomically<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * How many trees the recovery sweep may carry on at once on this store. Default 1: right where
+   * writes queue behind one another anyway (SQLite keeps one writer per file, and side by side they
+   * only add work). A store whose database runs writes side by side (Postgres: 4) lets a backlog keep
+   * both the process and the server busy.
+   */
+  readonly recoveryConcurrency?: number;
   /** Releases connections. Called by `app.close()` for a store the application opened. */
   close(): Promise<void>;
 }
