@@ -195,6 +195,30 @@ export function checkpointHistoryCases(
   );
 
   test(
+    "a put does not wait to be called after the step's pending writes: the writes begun before it are deleted too, none left behind",
+    withStore(async (store) => {
+      // As LangGraph calls them: a step's pending writes on checkpoint N, and the put of N+1 right
+      // behind them, without waiting. On a pool the two could otherwise land in either order.
+      for (let round = 0; round < 20; round += 1) {
+        const threadId = `unawaited-${randomUUID()}`;
+        const saver = store.checkpointer;
+        const c1 = checkpoint({ a: "a1" }, { a: 1 });
+        const saved = await saver.put(config(threadId, "", true), c1, META, { a: 1 });
+        const writes = [
+          saver.putWrites(saved, [["a", "from task 1"]], "task-1"),
+          saver.putWrites(saved, [["a", "from task 2"]], "task-2"),
+        ];
+        const c2 = checkpoint({ a: "a2" }, { a: 2 });
+        const putting = saver.put(config(threadId, "", true, c1.id), c2, META, { a: 2 });
+        await Promise.all([...writes, putting]);
+        const stored = await rows(store, threadId);
+        expect(stored.checkpoints).toEqual([{ checkpoint_ns: "", checkpoint_id: c2.id }]);
+        expect(stored.writes).toEqual([]);
+      }
+    }),
+  );
+
+  test(
     "a put without it keeps the whole history, and stores no row for a channel it empties",
     withStore(async (store) => {
       const threadId = `history-${randomUUID()}`;

@@ -77,6 +77,13 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #statements: CheckpointStatements | undefined;
   /** Channel origins of recently written checkpoints, oldest first (see {@link #rememberOrigins}). */
   readonly #recentOrigins = new Map<string, ChannelOrigins>();
+  /**
+   * `putWrites` calls in flight, by thread and namespace. LangGraph does not wait for a step's pending
+   * writes before it puts the next checkpoint; a put waits for those begun before it, so that the
+   * writes it supersedes have landed when it deletes them (on a pool they could otherwise land just
+   * after, and stay until the thread's next put).
+   */
+  readonly #writesInFlight = new Map<string, Set<Promise<void>>>();
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
@@ -146,6 +153,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       );
     }
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const earlierWrites = [...(this.#writesInFlight.get(originsKey(threadId, namespace, "")) ?? [])];
     const parentId = config.configurable?.checkpoint_id as string | undefined;
     const fence = fenceOf(config);
 
@@ -188,6 +196,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
           .filter(([, checkpointId]) => checkpointId !== checkpoint.id)
           .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }))
       : undefined;
+    if (earlierWrites.length > 0) await Promise.allSettled(earlierWrites);
     if (this.#statements !== undefined) {
       await this.#statements.put(fence, row, blobs, reached);
     } else {
@@ -211,7 +220,33 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
   }
 
-  async putWrites(
+  putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath?: string,
+  ): Promise<void> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const writing = this.#putWrites(config, writes, taskId, taskPath);
+    if (threadId === undefined) return writing;
+    const key = originsKey(threadId, namespace, "");
+    let inFlight = this.#writesInFlight.get(key);
+    if (inFlight === undefined) {
+      inFlight = new Set();
+      this.#writesInFlight.set(key, inFlight);
+    }
+    const tracked = inFlight;
+    tracked.add(writing);
+    const settle = () => {
+      tracked.delete(writing);
+      if (tracked.size === 0 && this.#writesInFlight.get(key) === tracked) this.#writesInFlight.delete(key);
+    };
+    writing.then(settle, settle);
+    return writing;
+  }
+
+  async #putWrites(
     config: RunnableConfig,
     writes: PendingWrite[],
     taskId: string,
