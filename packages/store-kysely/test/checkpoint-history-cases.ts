@@ -219,6 +219,29 @@ export function checkpointHistoryCases(
   );
 
   test(
+    "a put deletes nothing newer than itself: the next checkpoint's writes, landed before it, stay",
+    withStore(async (store) => {
+      // LangGraph chains its puts but not the next step's writes: those may land before the put of the
+      // checkpoint before them.
+      const threadId = `newer-${randomUUID()}`;
+      const saver = store.checkpointer;
+      const c0 = checkpoint({ a: "a0" }, { a: 1 });
+      await saver.put(config(threadId, "", true), c0, META, { a: 1 });
+      const c1 = checkpoint({ a: "a1" }, { a: 2 });
+      const c2 = checkpoint({ a: "a2" }, { a: 3 });
+      await saver.putWrites(config(threadId, "", true, c2.id), [["__interrupt__", "asked on c2"]], "task-2");
+      await saver.put(config(threadId, "", true, c0.id), c1, META, { a: 2 });
+      expect((await rows(store, threadId)).writes).toEqual([
+        { checkpoint_ns: "", checkpoint_id: c2.id, task_id: "task-2" },
+      ]);
+      await saver.put(config(threadId, "", true, c1.id), c2, META, { a: 3 });
+      const latest = await saver.getTuple(config(threadId, "", true));
+      expect(latest?.checkpoint.id).toBe(c2.id);
+      expect(latest?.pendingWrites).toEqual([["task-2", "__interrupt__", "asked on c2"]]);
+    }),
+  );
+
+  test(
     "a put without it keeps the whole history, and stores no row for a channel it empties",
     withStore(async (store) => {
       const threadId = `history-${randomUUID()}`;

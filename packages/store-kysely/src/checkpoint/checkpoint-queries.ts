@@ -24,9 +24,12 @@ export class CheckpointQueries {
   readonly writesOf: PreparedQuery<CheckpointKey, Selectable<CheckpointWriteTable>>;
   /** Replaces a write with the same key: for the special channels (negative `idx`), the latest wins. */
   readonly upsertWrite: PreparedQuery<WriteRow>;
-  /** Deletes every checkpoint of the key's thread and namespace but the key's own. */
+  /** Deletes every checkpoint of the key's thread and namespace older than the key's own (ids sort by creation). */
   readonly deleteOtherCheckpoints: PreparedQuery<CheckpointKey>;
-  /** Deletes the pending writes of every checkpoint of the key's thread and namespace but the key's own. */
+  /**
+   * Deletes the pending writes of every checkpoint of the key's thread and namespace older than the
+   * key's own: a newer checkpoint's writes may land before the key's put does, and stay.
+   */
   readonly deleteOtherWrites: PreparedQuery<CheckpointKey>;
   readonly #store: StoreDatabase;
   readonly #deleteUnreachedBlobs = new Map<number, PreparedQuery<Record<string, unknown>>>();
@@ -99,14 +102,14 @@ export class CheckpointQueries {
         .deleteFrom("agboss_checkpoints")
         .where("thread_id", "=", slot("thread_id"))
         .where("checkpoint_ns", "=", slot("checkpoint_ns"))
-        .where("checkpoint_id", "<>", slot("checkpoint_id")),
+        .where("checkpoint_id", "<", slot("checkpoint_id")),
     );
     this.deleteOtherWrites = new PreparedQuery((slot) =>
       db
         .deleteFrom("agboss_checkpoint_writes")
         .where("thread_id", "=", slot("thread_id"))
         .where("checkpoint_ns", "=", slot("checkpoint_ns"))
-        .where("checkpoint_id", "<>", slot("checkpoint_id")),
+        .where("checkpoint_id", "<", slot("checkpoint_id")),
     );
     this.upsertWrite = new PreparedQuery((slot) =>
       db
@@ -166,7 +169,7 @@ export class CheckpointQueries {
           .deleteFrom("agboss_checkpoint_blobs")
           .where("thread_id", "=", slot("thread_id") as string)
           .where("checkpoint_ns", "=", slot("checkpoint_ns") as string)
-          .where("checkpoint_id", "<>", slot("checkpoint_id") as string);
+          .where("checkpoint_id", "<", slot("checkpoint_id") as string);
         if (count > 0) {
           q = q.where((eb) =>
             eb(

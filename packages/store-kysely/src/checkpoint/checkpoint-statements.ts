@@ -84,9 +84,8 @@ export class CheckpointStatements {
   }
 
   /**
-   * Upserts the checkpoint and its channel values; with `reached`, also deletes every other checkpoint of
-   * its thread and namespace, their pending writes, and the channel values that are neither the
-   * checkpoint's own nor in `reached`. Throws {@link LeaseLostError}, having written nothing, when the
+   * Upserts the checkpoint and its channel values; with `reached`, also deletes every older checkpoint of
+   * its thread and namespace, their pending writes, and the older channel values not in `reached`. Throws {@link LeaseLostError}, having written nothing, when the
    * fence no longer holds the lease.
    */
   async put(
@@ -237,7 +236,7 @@ export class CheckpointStatements {
               .deleteFrom("agboss_checkpoints")
               .where("thread_id", "=", key.thread_id)
               .where("checkpoint_ns", "=", key.checkpoint_ns)
-              .where("checkpoint_id", "<>", key.checkpoint_id)
+              .where("checkpoint_id", "<", key.checkpoint_id)
               .where(FENCED),
           )
           .with("superseded_writes", (qb) =>
@@ -245,7 +244,7 @@ export class CheckpointStatements {
               .deleteFrom("agboss_checkpoint_writes")
               .where("thread_id", "=", key.thread_id)
               .where("checkpoint_ns", "=", key.checkpoint_ns)
-              .where("checkpoint_id", "<>", key.checkpoint_id)
+              .where("checkpoint_id", "<", key.checkpoint_id)
               .where(FENCED),
           )
           .with("unreached", (qb) =>
@@ -253,7 +252,7 @@ export class CheckpointStatements {
               .deleteFrom("agboss_checkpoint_blobs")
               .where("thread_id", "=", key.thread_id)
               .where("checkpoint_ns", "=", key.checkpoint_ns)
-              .where("checkpoint_id", "<>", key.checkpoint_id)
+              .where("checkpoint_id", "<", key.checkpoint_id)
               .where(
                 sql<boolean>`(checkpoint_id, channel) not in (select * from unnest(${typed(slot("reached_ids"), "text[]")}, ${typed(slot("reached_channels"), "text[]")}))`,
               )

@@ -64,7 +64,7 @@ function originsKey(threadId: string, namespace: string, checkpointId: string): 
  * transaction as the write they compare it with the lease row and throw `LeaseLostError` on a mismatch.
  *
  * A put whose config carries `agboss_checkpoint_history: "latest"` (`CHECKPOINT_HISTORY_CONFIG_KEY`; the
- * runtime's graphs do) also deletes, in its transaction, every other checkpoint of its thread and
+ * runtime's graphs do) also deletes, in its transaction, every older checkpoint of its thread and
  * namespace, their pending writes, and the channel values the new checkpoint no longer points at: the
  * thread's history is then its latest checkpoint alone (`list` returns one per namespace). Without it a
  * put keeps the full history, as LangGraph's own checkpointers do.
@@ -317,7 +317,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Deletes what the checkpoint `kept` supersedes in its thread and namespace: every other checkpoint, the
+   * Deletes what the checkpoint `kept` supersedes in its thread and namespace: every older checkpoint, the
    * pending writes stored against them, and every channel value `origins` (the kept checkpoint's) does not
    * point at. Each statement reads one (thread, namespace) range of its table's primary key. A put without a
    * parent skips this: nothing of its namespace precedes it.
