@@ -20,13 +20,15 @@ export interface ExecutionRecordRepository {
   /**
    * Executions whose status is one of `statuses`, on any tenant, oldest update first (ties by tenantId,
    * then executionId), at most `limit`; with `after`, only those that come after it in that order (the
-   * sweep pages through them this way, so rows it cannot take never hide the ones behind them).
+   * sweep pages through them this way, so rows it cannot take never hide the ones behind them). Each
+   * without its record: the sweep needs only the keys, and a page of records to throw away would cost
+   * a store with a backlog of running executions a collection per page.
    */
   listByStatus(
     statuses: readonly string[],
     limit: number,
     after?: { readonly updatedAt: number; readonly tenantId: string; readonly executionId: string },
-  ): Promise<StoredExecution[]>;
+  ): Promise<Omit<StoredExecution, "record">[]>;
   /** Writes a pause's audit entry; a second write for the same (tenantId, idempotencyKey) is ignored. */
   savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void>;
   /** Every audit entry of a tree, in the order the pauses were asked. */

@@ -191,9 +191,22 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     statuses: readonly string[],
     limit: number,
     after?: { readonly updatedAt: number; readonly tenantId: string; readonly executionId: string },
-  ): Promise<StoredExecution[]> {
+  ): Promise<Omit<StoredExecution, "record">[]> {
     if (statuses.length === 0 || limit <= 0) return [];
-    let query = this.#store.db.selectFrom("agboss_executions").selectAll().where("status", "in", statuses);
+    let query = this.#store.db
+      .selectFrom("agboss_executions")
+      .select([
+        "tenant_id",
+        "execution_id",
+        "root_execution_id",
+        "parent_execution_id",
+        "thread_id",
+        "workflow_name",
+        "status",
+        "started_at",
+        "updated_at",
+      ])
+      .where("status", "in", statuses);
     if (after !== undefined) {
       // One row-value comparison, which both dialects turn into a range of the status index: the page
       // starts at the cursor instead of at the first running execution.
@@ -211,7 +224,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       .orderBy("execution_id", "asc")
       .limit(limit)
       .execute();
-    return rows.map(toExecution);
+    return rows.map(toExecutionKeys);
   }
 
   async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
@@ -253,6 +266,11 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
 }
 
 function toExecution(row: Selectable<ExecutionTable>): StoredExecution {
+  return { ...toExecutionKeys(row), record: fromJsonText(row.record) };
+}
+
+/** An execution row read without its record. */
+function toExecutionKeys(row: Omit<Selectable<ExecutionTable>, "record">): Omit<StoredExecution, "record"> {
   return {
     tenantId: row.tenant_id,
     executionId: row.execution_id,
@@ -263,7 +281,6 @@ function toExecution(row: Selectable<ExecutionTable>): StoredExecution {
     status: row.status,
     startedAt: toMillis(row.started_at),
     updatedAt: toMillis(row.updated_at),
-    record: fromJsonText(row.record),
   };
 }
 

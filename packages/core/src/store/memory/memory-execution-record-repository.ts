@@ -46,7 +46,7 @@ export class MemoryExecutionRecordRepository implements ExecutionRecordRepositor
     statuses: readonly string[],
     limit: number,
     after?: { readonly updatedAt: number; readonly tenantId: string; readonly executionId: string },
-  ): Promise<StoredExecution[]> {
+  ): Promise<Omit<StoredExecution, "record">[]> {
     if (limit <= 0) return [];
     const isAfter = (e: StoredExecution) =>
       after === undefined ||
@@ -63,7 +63,7 @@ export class MemoryExecutionRecordRepository implements ExecutionRecordRepositor
           compare(a.executionId, b.executionId),
       )
       .slice(0, limit)
-      .map(copy);
+      .map(({ record: _record, ...keys }) => keys);
   }
 
   async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
