@@ -1,6 +1,7 @@
-import type { Insertable, Selectable } from "kysely";
+import type { Insertable, OnConflictBuilder, Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type {
+  AgbossDatabase,
   CheckpointBlobTable,
   CheckpointTable,
   CheckpointWriteTable,
@@ -78,16 +79,7 @@ export class CheckpointQueries {
           metadata: slot("metadata"),
           channel_origins: slot("channel_origins"),
         })
-        .onConflict((oc) =>
-          oc.columns(["thread_id", "checkpoint_ns", "checkpoint_id"]).doUpdateSet((eb) => ({
-            parent_checkpoint_id: eb.ref("excluded.parent_checkpoint_id"),
-            type: eb.ref("excluded.type"),
-            checkpoint: eb.ref("excluded.checkpoint"),
-            metadata_type: eb.ref("excluded.metadata_type"),
-            metadata: eb.ref("excluded.metadata"),
-            channel_origins: eb.ref("excluded.channel_origins"),
-          })),
-        ),
+        .onConflict(replaceCheckpoint),
     );
     this.writesOf = new PreparedQuery((slot) =>
       db
@@ -238,4 +230,16 @@ function writeSlots(slot: (name: string) => unknown, suffix: string): WriteRow {
   const row: Record<string, unknown> = {};
   for (const column of WRITE_COLUMNS) row[column] = slot(`${column}${suffix}`);
   return row as unknown as WriteRow;
+}
+
+/** On a checkpoint already stored under its key, every other column takes the new value. @internal */
+export function replaceCheckpoint(oc: OnConflictBuilder<AgbossDatabase, "agboss_checkpoints">) {
+  return oc.columns(["thread_id", "checkpoint_ns", "checkpoint_id"]).doUpdateSet((eb) => ({
+    parent_checkpoint_id: eb.ref("excluded.parent_checkpoint_id"),
+    type: eb.ref("excluded.type"),
+    checkpoint: eb.ref("excluded.checkpoint"),
+    metadata_type: eb.ref("excluded.metadata_type"),
+    metadata: eb.ref("excluded.metadata"),
+    channel_origins: eb.ref("excluded.channel_origins"),
+  }));
 }

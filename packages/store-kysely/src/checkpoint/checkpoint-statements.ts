@@ -4,6 +4,7 @@ import { FENCED, fenceArgs, runFenced, typed, unnest, withFence } from "../fence
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase } from "../schema/agboss-database.js";
 import type { StoreDatabase } from "../write-transactions.js";
+import { replaceCheckpoint } from "./checkpoint-queries.js";
 
 type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
 
@@ -186,16 +187,7 @@ export class CheckpointStatements {
                 ])
                 .where(FENCED),
             )
-            .onConflict((oc) =>
-              oc.columns(["thread_id", "checkpoint_ns", "checkpoint_id"]).doUpdateSet((eb) => ({
-                parent_checkpoint_id: eb.ref("excluded.parent_checkpoint_id"),
-                type: eb.ref("excluded.type"),
-                checkpoint: eb.ref("excluded.checkpoint"),
-                metadata_type: eb.ref("excluded.metadata_type"),
-                metadata: eb.ref("excluded.metadata"),
-                channel_origins: eb.ref("excluded.channel_origins"),
-              })),
-            ),
+            .onConflict(replaceCheckpoint),
         )
         .with("blobs", (qb) =>
           qb

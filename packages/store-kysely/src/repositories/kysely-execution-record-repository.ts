@@ -4,11 +4,11 @@ import type {
   StoredExecution,
   StoredPauseAnswer,
 } from "@agboss/core/store";
-import type { Insertable, Selectable } from "kysely";
+import type { Insertable, OnConflictBuilder, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, runFenced, typed, withFence } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
-import type { ExecutionTable } from "../schema/agboss-database.js";
+import type { AgbossDatabase, ExecutionTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 import { expireLeaseQuery } from "./kysely-lease-repository.js";
@@ -50,18 +50,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
           updated_at: slot("updated_at"),
           record: slot("record"),
         })
-        .onConflict((oc) =>
-          oc.columns(["tenant_id", "execution_id"]).doUpdateSet((eb) => ({
-            root_execution_id: eb.ref("excluded.root_execution_id"),
-            parent_execution_id: eb.ref("excluded.parent_execution_id"),
-            thread_id: eb.ref("excluded.thread_id"),
-            workflow_name: eb.ref("excluded.workflow_name"),
-            status: eb.ref("excluded.status"),
-            started_at: eb.ref("excluded.started_at"),
-            updated_at: eb.ref("excluded.updated_at"),
-            record: eb.ref("excluded.record"),
-          })),
-        ),
+        .onConflict(replaceExecution),
     );
   }
 
@@ -140,18 +129,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
               ])
               .where(FENCED),
           )
-          .onConflict((oc) =>
-            oc.columns(["tenant_id", "execution_id"]).doUpdateSet((eb) => ({
-              root_execution_id: eb.ref("excluded.root_execution_id"),
-              parent_execution_id: eb.ref("excluded.parent_execution_id"),
-              thread_id: eb.ref("excluded.thread_id"),
-              workflow_name: eb.ref("excluded.workflow_name"),
-              status: eb.ref("excluded.status"),
-              started_at: eb.ref("excluded.started_at"),
-              updated_at: eb.ref("excluded.updated_at"),
-              record: eb.ref("excluded.record"),
-            })),
-          ),
+          .onConflict(replaceExecution),
       );
       if (releases) {
         query = query.with("released", (qb) =>
@@ -285,3 +263,17 @@ function toExecutionKeys(row: Omit<Selectable<ExecutionTable>, "record">): Omit<
 }
 
 type FencedSaveArgs = Insertable<ExecutionTable> & FenceArgs;
+
+/** On a record already stored under its key, every other column takes the new value. */
+function replaceExecution(oc: OnConflictBuilder<AgbossDatabase, "agboss_executions">) {
+  return oc.columns(["tenant_id", "execution_id"]).doUpdateSet((eb) => ({
+    root_execution_id: eb.ref("excluded.root_execution_id"),
+    parent_execution_id: eb.ref("excluded.parent_execution_id"),
+    thread_id: eb.ref("excluded.thread_id"),
+    workflow_name: eb.ref("excluded.workflow_name"),
+    status: eb.ref("excluded.status"),
+    started_at: eb.ref("excluded.started_at"),
+    updated_at: eb.ref("excluded.updated_at"),
+    record: eb.ref("excluded.record"),
+  }));
+}
