@@ -5,7 +5,7 @@ import { connectionTarget } from "./connection-target.js";
 import { openOwnedPool } from "./owned-pool.js";
 import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
 import type { PostgresStoreOptions } from "./postgres-store-options.js";
-import { preparingPool } from "./prepared-statements.js";
+import { storeClientPool } from "./prepared-statements.js";
 import { SchemaScopedPostgresDialect } from "./schema-introspector.js";
 import { watchPool } from "./watched-pool.js";
 
@@ -64,7 +64,7 @@ export class PostgresStore extends KyselyStore {
     const db = new Kysely<AgbossDatabase>({
       dialect: new SchemaScopedPostgresDialect(
         {
-          pool: options.preparedStatements === false ? watched.pool : preparingPool(watched.pool),
+          pool: storeClientPool(watched.pool, { prepared: options.preparedStatements !== false }),
         },
         schema,
       ),

@@ -119,3 +119,39 @@ describe("prepared statements on Postgres", () => {
     await store.close();
   });
 });
+
+describe("how the store hands its statements to pg", () => {
+  /** A pool whose clients note, for each call, whether it came with a callback. */
+  function recordingPool() {
+    const calls: { text: string; callback: boolean }[] = [];
+    class RecordingClient extends pg.Client {
+      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
+      override query(config: any, values?: any, callback?: any): any {
+        const text = typeof config === "string" ? config : String(config?.text ?? "");
+        calls.push({ text, callback: typeof callback === "function" || typeof values === "function" });
+        return super.query(config, values, callback);
+      }
+    }
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 2, Client: RecordingClient });
+    pools.push(pool);
+    return { pool, calls };
+  }
+
+  for (const preparedStatements of [true, false]) {
+    test(`with preparedStatements: ${preparedStatements}, every statement of the store goes with a callback, never as pg's own promise (which kept pages of rows alive through young collections)`, async () => {
+      const { pool, calls } = recordingPool();
+      const schema = uniqueSchema();
+      schemas.push(schema);
+      const store = await PostgresStore.open({ pool, schema, preparedStatements });
+      calls.splice(0);
+      await store.threads.save(thread("t-1"));
+      expect(await store.threads.findByTenantIdAndThreadId("acme", "t-1")).toMatchObject({ threadId: "t-1" });
+      expect(await store.executions.listByStatus(["running"], 100)).toEqual([]);
+      expect(calls.length).toBeGreaterThan(2);
+      expect(calls.filter((call) => !call.callback)).toEqual([]);
+      // The application's own calls on the pool are its business: pg's promise is left to it.
+      await pool.query("select 1");
+      await store.close();
+    });
+  }
+});
