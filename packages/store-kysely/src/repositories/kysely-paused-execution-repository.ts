@@ -1,4 +1,4 @@
-import { type PauseAnswerer, PauseResolution, PauseStatus } from "@agboss/core";
+import { LeaseLostError, type PauseAnswerer, PauseResolution, PauseStatus } from "@agboss/core";
 import type {
   Fence,
   PauseAnswer,
@@ -8,12 +8,20 @@ import type {
   PauseRecord,
   ToolResult,
 } from "@agboss/core/store";
-import type { Kysely, Selectable, Updateable } from "kysely";
+import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
+import { FENCED, type FenceArgs, fenceArgs, withFence } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
-import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { inWriteStatement, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+
+type UpdatedColumn = keyof Updateable<PauseTable> & string;
+
+/** A fenced update's one row: whether the fence held, and the updated pause's columns (null if none). */
+type FencedUpdateRow = { fenced: boolean } & {
+  [K in keyof Selectable<PauseTable>]: Selectable<PauseTable>[K] | null;
+};
 
 /**
  * {@link PausedExecutionRepository} on kysely. Each status change is one `update … where status = ?`
@@ -32,6 +40,8 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   >;
   /** The conditional updates, one per set of changed columns, compiled the first time each runs. */
   readonly #updates = new Map<string, PreparedQuery<Record<string, unknown>, Selectable<PauseTable>>>();
+  /** The same as one fenced statement each (dialects with `writableCtes`), compiled the first time. */
+  readonly #fencedUpdates = new Map<string, PreparedQuery<Record<string, unknown>, FencedUpdateRow>>();
 
   constructor(store: StoreDatabase) {
     this.#store = store;
@@ -224,13 +234,21 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     fence?: Fence,
     channelRef?: unknown,
   ): Promise<PauseRecord | undefined> {
-    return this.#change({
-      tenantId,
-      pauseId,
-      from: PauseStatus.Pending,
-      set: { is_sent: 1, ...(channelRef === undefined ? {} : { channel_ref: toJsonText(channelRef) }) },
-      fence,
-    });
+    const set = { is_sent: 1, ...(channelRef === undefined ? {} : { channel_ref: toJsonText(channelRef) }) };
+    if (fence !== undefined && this.#store.capabilities.writableCtes) {
+      // Setting the same flag again changes nothing: one statement, run again after any transient fault.
+      return inWriteStatement(this.#store, async (db) => {
+        const row = await this.#fencedUpdate(db, {
+          tenantId,
+          pauseId,
+          from: PauseStatus.Pending,
+          set,
+          fence,
+        });
+        return row === undefined ? undefined : toPause(row);
+      });
+    }
+    return this.#change({ tenantId, pauseId, from: PauseStatus.Pending, set, fence });
   }
 
   resolve(
@@ -284,6 +302,26 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     result: ToolResult,
     fence?: Fence,
   ): Promise<PauseRecord | undefined> {
+    if (fence !== undefined && this.#store.capabilities.writableCtes) {
+      // Only a result not yet stored is written, so running it again (after any transient fault, even
+      // one that came after it landed) keeps the first: one statement, the stored record read only
+      // when it wrote nothing.
+      return inWriteStatement(this.#store, async (db) => {
+        const set = { tool_result: toJsonText(result) };
+        const from = PauseStatus.Taken;
+        const saved = await this.#fencedUpdate(db, {
+          tenantId,
+          pauseId,
+          from,
+          set,
+          fence,
+          unsetResult: true,
+        });
+        if (saved !== undefined) return toPause(saved);
+        const row = await this.#byPauseId.first(db, { tenantId, pauseId });
+        return row?.status === PauseStatus.Taken ? toPause(row) : undefined;
+      });
+    }
     return inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
       const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
@@ -358,6 +396,62 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     if ((await update.affected(trx, args)) !== 1) return undefined;
     const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
     return row === undefined ? undefined : toPause(row);
+  }
+
+  /**
+   * The conditional update as one statement whose `fence` clause holds the lease row for share: the
+   * updated row, undefined when the pause was not in `from` (or, with `unsetResult`, had a tool result
+   * already); {@link LeaseLostError} when the fence no longer held the lease, and then nothing changed.
+   */
+  async #fencedUpdate(
+    db: Kysely<AgbossDatabase>,
+    args: {
+      tenantId: string;
+      pauseId: string;
+      from: PauseStatus;
+      set: Updateable<PauseTable>;
+      fence: Fence;
+      unsetResult?: boolean;
+    },
+  ): Promise<Selectable<PauseTable> | undefined> {
+    const changes = args.set as Record<string, unknown>;
+    const columns = Object.keys(changes).filter((column) => changes[column] !== undefined) as UpdatedColumn[];
+    const unsetResult = args.unsetResult === true;
+    const key = `${unsetResult ? "unset:" : ""}${columns.join(",")}`;
+    let query = this.#fencedUpdates.get(key);
+    if (query === undefined) {
+      query = this.#buildFencedUpdate(columns, unsetResult);
+      this.#fencedUpdates.set(key, query);
+    }
+    const { tenantId, pauseId, from, fence } = args;
+    const row = await query.first(db, { ...changes, tenantId, pauseId, from, ...fenceArgs(fence) });
+    if (row?.fenced !== true) throw new LeaseLostError(fence);
+    return row.pause_id === null ? undefined : (row as Selectable<PauseTable>);
+  }
+
+  #buildFencedUpdate(
+    columns: readonly UpdatedColumn[],
+    unsetResult: boolean,
+  ): PreparedQuery<Record<string, unknown>, FencedUpdateRow> {
+    return new PreparedQuery<Record<string, unknown>, FencedUpdateRow>((slot) => {
+      const fencedSlot = slot as unknown as <K extends keyof FenceArgs>(name: K) => FenceArgs[K];
+      return withFence(this.#store, true, fencedSlot)
+        .with("changed", (qb) => {
+          let update = qb
+            .updateTable("agboss_pauses")
+            .set(Object.fromEntries(columns.map((column) => [column, slot(column)])))
+            .where("tenant_id", "=", slot("tenantId") as string)
+            .where("pause_id", "=", slot("pauseId") as string)
+            .where("status", "=", slot("from") as string)
+            .where(FENCED);
+          if (unsetResult) update = update.where("tool_result", "is", null);
+          return update.returningAll();
+        })
+        .selectFrom(sql<{ fenced: boolean }>`(select ${FENCED} as fenced)`.as("f"))
+        .leftJoin("changed", (join) => join.onTrue())
+        .selectAll("changed")
+        .select(sql<boolean>`f.fenced`.as("fenced"));
+    });
   }
 
   #updateOf(columns: readonly (keyof Updateable<PauseTable> & string)[]) {

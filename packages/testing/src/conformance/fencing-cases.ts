@@ -51,6 +51,46 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     ).toBeDefined();
   });
 
+  test("fencing: under the current fence markSent and saveToolResult do what they do unfenced (the ref kept, only a Pending pause marked, the first result kept)", async () => {
+    const key = uid("tree");
+    const lease = (await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL }))!;
+    const pause = await store().pauses.findOrCreate(pauseRecord(), lease);
+    const ref = { channel: "C024BE91L", ts: "1700000000.000100" };
+    const sent = await store().pauses.markSent(pause.tenantId, pause.pauseId, lease, ref);
+    expect(sent).toEqual({ ...pause, isSent: true, channelRef: ref });
+    // Marked again (a retried call): the same record, nothing else changed.
+    expect(await store().pauses.markSent(pause.tenantId, pause.pauseId, lease, ref)).toEqual(sent);
+    const resolved = await store().pauses.findOrCreate(pauseRecord(), lease);
+    await store().pauses.resolve(resolved.tenantId, resolved.pauseId, { decision: json("yes") }, 2_000);
+    expect(await store().pauses.markSent(resolved.tenantId, resolved.pauseId, lease)).toBeUndefined();
+    expect((await store().pauses.findByTenantIdAndPauseId(resolved.tenantId, resolved.pauseId))?.isSent).toBe(
+      false,
+    );
+
+    const first = { output: { refundId: "r-1" } };
+    // Not Taken yet: nothing stored.
+    expect(await store().pauses.saveToolResult(pause.tenantId, pause.pauseId, first, lease)).toBeUndefined();
+    const answer = {
+      at: 3_000,
+      answer: { decision: json<PauseDecision>(1) },
+      resolution: PauseResolution.Decided,
+    };
+    const taken = await store().pauses.take(pause.tenantId, pause.pauseId, answer, lease);
+    const kept = await store().pauses.saveToolResult(pause.tenantId, pause.pauseId, first, lease);
+    expect(kept).toEqual({ ...taken, toolResult: first });
+    const again = await store().pauses.saveToolResult(
+      pause.tenantId,
+      pause.pauseId,
+      { error: "again" },
+      lease,
+    );
+    expect(again).toEqual(kept);
+    expect(await store().pauses.saveToolResult("tenant-b", pause.pauseId, first, lease)).toBeUndefined();
+    expect(
+      (await store().pauses.findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.toolResult,
+    ).toEqual(first);
+  });
+
   test("fencing: pause writes carrying a stale fence throw LeaseLostError and change nothing", async () => {
     const key = uid("tree");
     const { stale } = await takeover(store(), store(), key);
