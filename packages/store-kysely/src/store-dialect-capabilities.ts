@@ -52,7 +52,9 @@ export interface StoreDialectCapabilities {
    * statement on one snapshot (Postgres). The checkpointer then writes a checkpoint with its channel
    * values, the checkpoints it supersedes deleted and the fence checked, as one statement in autocommit:
    * one round trip where a transaction takes a `begin`, a fence check, a statement per table and a
-   * `commit`.
+   * `commit`; so are a fenced execution save and the fenced pause changes that are safe to run twice.
+   * It also reads a checkpoint with its channel values and pending writes in one statement, with
+   * Postgres's `jsonb_each_text` and a `lateral` join: a dialect that sets this must have those too.
    */
   readonly writableCtes?: boolean | undefined;
   /**

@@ -19,11 +19,21 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Kysely, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
-import type { AgbossDatabase, CheckpointTable, CheckpointWriteTable } from "../schema/agboss-database.js";
+import type {
+  AgbossDatabase,
+  CheckpointBlobTable,
+  CheckpointTable,
+  CheckpointWriteTable,
+} from "../schema/agboss-database.js";
 import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
-import { type CheckpointRow, CheckpointStatements, type ReachedValue } from "./checkpoint-statements.js";
+import {
+  type CheckpointParts,
+  type CheckpointRow,
+  CheckpointStatements,
+  type ReachedValue,
+} from "./checkpoint-statements.js";
 
 type RunnableConfig = Parameters<BaseCheckpointSaver["getTuple"]>[0];
 type ChannelOrigins = Record<string, string>;
@@ -48,6 +58,15 @@ function originsOfRow(text: string, checkpointId: string): ChannelOrigins {
   const origins = fromJsonText(text) as ChannelOrigins;
   for (const [channel, origin] of Object.entries(origins)) if (origin === "") origins[channel] = checkpointId;
   return origins;
+}
+
+/** Pending writes in the order LangGraph applies them (by task path, task id, then index). */
+function inWritesOrder(
+  rows: readonly Selectable<CheckpointWriteTable>[],
+): Selectable<CheckpointWriteTable>[] {
+  const keyOf = (w: Selectable<CheckpointWriteTable>) =>
+    writesSortKey(w.task_path, w.task_id, toNumber(w.idx));
+  return [...rows].sort((a, b) => compareWritesSortKeys(keyOf(a), keyOf(b)));
 }
 
 function originsKey(threadId: string, namespace: string, checkpointId: string): string {
@@ -98,6 +117,11 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config);
+    if (this.#statements !== undefined) {
+      // The checkpoint, its values and its writes in one round trip.
+      const parts = await this.#statements.read(threadId, namespace, checkpointId || undefined);
+      return parts === undefined ? undefined : this.#toTuple(parts.row, parts);
+    }
     const db = this.#store.db;
     const row = checkpointId
       ? await this.#queries.byId.first(db, {
@@ -364,10 +388,14 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     return row === undefined ? {} : originsOfRow(row.channel_origins, checkpointId);
   }
 
-  async #toTuple(row: Selectable<CheckpointTable>): Promise<CheckpointTuple> {
+  /** The tuple of a checkpoint row; its values and writes read here unless `parts` has them already. */
+  async #toTuple(
+    row: Selectable<CheckpointTable>,
+    parts?: Pick<CheckpointParts, "blobs" | "writes">,
+  ): Promise<CheckpointTuple> {
     const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint;
     checkpoint.id ??= row.checkpoint_id;
-    checkpoint.channel_values = await this.#channelValues(row);
+    checkpoint.channel_values = await this.#channelValues(row, parts?.blobs);
     const parentId = row.parent_checkpoint_id ?? undefined;
     if (checkpoint.v < 4 && parentId !== undefined)
       await this.#migratePendingSends(checkpoint, row, parentId);
@@ -381,7 +409,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       },
       checkpoint,
       metadata: (await this.serde.loadsTyped(row.metadata_type, row.metadata)) as CheckpointMetadata,
-      pendingWrites: await this.#pendingWrites(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
+      pendingWrites: await this.#pendingWrites(
+        row.thread_id,
+        row.checkpoint_ns,
+        row.checkpoint_id,
+        parts?.writes,
+      ),
     };
     if (parentId !== undefined) {
       tuple.parentConfig = {
@@ -391,18 +424,23 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     return tuple;
   }
 
-  async #channelValues(row: Selectable<CheckpointTable>): Promise<Record<string, unknown>> {
+  async #channelValues(
+    row: Selectable<CheckpointTable>,
+    given?: readonly Selectable<CheckpointBlobTable>[],
+  ): Promise<Record<string, unknown>> {
     const origins = originsOfRow(row.channel_origins, row.checkpoint_id);
     const sources = [...new Set(Object.values(origins))];
     const values: Record<string, unknown> = {};
     if (sources.length === 0) return values;
-    const blobs = await this.#store.db
-      .selectFrom("agboss_checkpoint_blobs")
-      .selectAll()
-      .where("thread_id", "=", row.thread_id)
-      .where("checkpoint_ns", "=", row.checkpoint_ns)
-      .where("checkpoint_id", "in", sources)
-      .execute();
+    const blobs =
+      given ??
+      (await this.#store.db
+        .selectFrom("agboss_checkpoint_blobs")
+        .selectAll()
+        .where("thread_id", "=", row.thread_id)
+        .where("checkpoint_ns", "=", row.checkpoint_ns)
+        .where("checkpoint_id", "in", sources)
+        .execute());
     for (const blob of blobs) {
       if (origins[blob.channel] !== blob.checkpoint_id || blob.type === EMPTY_CHANNEL || blob.value === null)
         continue;
@@ -417,17 +455,19 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       checkpoint_ns: namespace,
       checkpoint_id: checkpointId,
     });
-    const keyOf = (w: Selectable<CheckpointWriteTable>) =>
-      writesSortKey(w.task_path, w.task_id, toNumber(w.idx));
-    return rows.sort((a, b) => compareWritesSortKeys(keyOf(a), keyOf(b)));
+    return inWritesOrder(rows);
   }
 
   async #pendingWrites(
     threadId: string,
     namespace: string,
     checkpointId: string,
+    given?: readonly Selectable<CheckpointWriteTable>[],
   ): Promise<CheckpointPendingWrite[]> {
-    const rows = await this.#orderedWrites(threadId, namespace, checkpointId);
+    const rows =
+      given === undefined
+        ? await this.#orderedWrites(threadId, namespace, checkpointId)
+        : inWritesOrder(given);
     return Promise.all(
       rows.map(
         async (w): Promise<CheckpointPendingWrite> => [
