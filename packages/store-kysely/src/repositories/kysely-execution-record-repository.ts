@@ -22,6 +22,8 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
   /** Fenced saves as one statement, by whether the lease is released, where the dialect allows it. */
   readonly #fencedSaves = new Map<boolean, PreparedQuery<FencedSaveArgs, { fenced: boolean }>>();
   readonly #releaseLease: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
+  /** The sweep's pages, by how many statuses and whether they start after a cursor, compiled once each. */
+  readonly #pages = new Map<string, PreparedQuery<Record<string, unknown>, ExecutionKeysRow>>();
 
   constructor(store: StoreDatabase) {
     this.#store = store;
@@ -171,38 +173,63 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     after?: { readonly updatedAt: number; readonly tenantId: string; readonly executionId: string },
   ): Promise<Omit<StoredExecution, "record">[]> {
     if (statuses.length === 0 || limit <= 0) return [];
-    let query = this.#store.db
-      .selectFrom("agboss_executions")
-      .select([
-        "tenant_id",
-        "execution_id",
-        "root_execution_id",
-        "parent_execution_id",
-        "thread_id",
-        "workflow_name",
-        "status",
-        "started_at",
-        "updated_at",
-      ])
-      .where("status", "in", statuses);
-    if (after !== undefined) {
-      // One row-value comparison, which both dialects turn into a range of the status index: the page
-      // starts at the cursor instead of at the first running execution.
-      query = query.where((eb) =>
-        eb(
-          eb.refTuple("updated_at", "tenant_id", "execution_id"),
-          ">",
-          eb.tuple(after.updatedAt, after.tenantId, after.executionId),
-        ),
-      );
+    // Compiled once per shape: the sweep reads page after page of a large backlog with it.
+    const shape = `${statuses.length}/${after !== undefined}`;
+    let page = this.#pages.get(shape);
+    if (page === undefined) {
+      page = this.#buildPage(statuses.length, after !== undefined);
+      this.#pages.set(shape, page);
     }
-    const rows = await query
-      .orderBy("updated_at", "asc")
-      .orderBy("tenant_id", "asc")
-      .orderBy("execution_id", "asc")
-      .limit(limit)
-      .execute();
+    const args: Record<string, unknown> = { limit };
+    statuses.forEach((status, i) => {
+      args[`s${i}`] = status;
+    });
+    if (after !== undefined) {
+      args.updatedAt = after.updatedAt;
+      args.tenantId = after.tenantId;
+      args.executionId = after.executionId;
+    }
+    const { rows } = await page.execute(this.#store.db, args);
     return rows.map(toExecutionKeys);
+  }
+
+  #buildPage(statuses: number, afterCursor: boolean) {
+    return new PreparedQuery<Record<string, unknown>, ExecutionKeysRow>((slot) => {
+      let query = this.#store.db
+        .selectFrom("agboss_executions")
+        .select([
+          "tenant_id",
+          "execution_id",
+          "root_execution_id",
+          "parent_execution_id",
+          "thread_id",
+          "workflow_name",
+          "status",
+          "started_at",
+          "updated_at",
+        ])
+        .where(
+          "status",
+          "in",
+          Array.from({ length: statuses }, (_, i) => slot(`s${i}`) as string),
+        );
+      if (afterCursor) {
+        // One row-value comparison, which both dialects turn into a range of the status index: the page
+        // starts at the cursor instead of at the first running execution.
+        query = query.where((eb) =>
+          eb(
+            eb.refTuple("updated_at", "tenant_id", "execution_id"),
+            ">",
+            eb.tuple(slot("updatedAt") as number, slot("tenantId") as string, slot("executionId") as string),
+          ),
+        );
+      }
+      return query
+        .orderBy("updated_at", "asc")
+        .orderBy("tenant_id", "asc")
+        .orderBy("execution_id", "asc")
+        .limit(slot("limit") as number);
+    });
   }
 
   async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
@@ -248,7 +275,7 @@ function toExecution(row: Selectable<ExecutionTable>): StoredExecution {
 }
 
 /** An execution row read without its record. */
-function toExecutionKeys(row: Omit<Selectable<ExecutionTable>, "record">): Omit<StoredExecution, "record"> {
+function toExecutionKeys(row: ExecutionKeysRow): Omit<StoredExecution, "record"> {
   return {
     tenantId: row.tenant_id,
     executionId: row.execution_id,
@@ -263,6 +290,8 @@ function toExecutionKeys(row: Omit<Selectable<ExecutionTable>, "record">): Omit<
 }
 
 type FencedSaveArgs = Insertable<ExecutionTable> & FenceArgs;
+
+type ExecutionKeysRow = Omit<Selectable<ExecutionTable>, "record">;
 
 /** On a record already stored under its key, every other column takes the new value. */
 function replaceExecution(oc: OnConflictBuilder<AgbossDatabase, "agboss_executions">) {
