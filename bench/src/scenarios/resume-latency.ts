@@ -79,7 +79,13 @@ interface Bytes {
 interface SweepFigures {
   readonly ms: number;
   readonly maxBlockMs: number;
-  /** How many times the event loop was held longer than {@link BLOCK_TARGET_MS}. */
+  /**
+   * The longest block counting only the time the process itself ran in it (its CPU time over the gap,
+   * when less than the gap): a gap the process spent waiting for a core (the database server, a
+   * vacuum) is the machine's, not the sweep's.
+   */
+  readonly maxBusyBlockMs: number;
+  /** How many times the event loop was held longer than {@link BLOCK_TARGET_MS} by the process itself. */
   readonly blocksOver: number;
   /** The longest garbage collection during the sweep. */
   readonly longestGcMs: number;
@@ -304,14 +310,21 @@ async function timeSweep(s: LevelStore): Promise<SweepFigures> {
   );
   // A 1 ms timer: the longest gap between its ticks, less the 1 ms it waits, is the longest the event
   // loop was held (by the sweep's synchronous work or a SQLite statement).
+  // The process's CPU time over each gap (all its threads: a parallel collection counts fully).
   let last = performance.now();
+  let lastCpu = process.cpuUsage();
   let longest = 0;
+  let longestBusy = 0;
   let over = 0;
   const gap = (now: number) => {
     const block = now - last - 1;
+    const cpu = process.cpuUsage(lastCpu);
+    const busy = Math.min(block, (cpu.user + cpu.system) / 1000);
     longest = Math.max(longest, block);
-    if (block > BLOCK_TARGET_MS) over += 1;
+    longestBusy = Math.max(longestBusy, busy);
+    if (busy > BLOCK_TARGET_MS) over += 1;
     last = now;
+    lastCpu = process.cpuUsage();
   };
   const probe = setInterval(() => gap(performance.now()), 1);
   // Garbage collections meanwhile: a block as long as one of them is the collector's, not the sweep's.
@@ -322,6 +335,7 @@ async function timeSweep(s: LevelStore): Promise<SweepFigures> {
   gcs.observe({ entryTypes: ["gc"] });
   const t0 = performance.now();
   last = t0;
+  lastCpu = process.cpuUsage();
   await s.executor.sweepOnce(24 * 3600_000);
   const ms = performance.now() - t0;
   gap(performance.now());
@@ -332,6 +346,7 @@ async function timeSweep(s: LevelStore): Promise<SweepFigures> {
   return {
     ms,
     maxBlockMs: Math.max(0, longest),
+    maxBusyBlockMs: Math.max(0, longestBusy),
     blocksOver: over,
     longestGcMs: longestGc,
     running: Number(running?.n ?? 0),
@@ -436,7 +451,7 @@ export const resumeLatencyScenario: SoloScenario = {
         };
         results.push(result);
         progress(
-          `  ${s.level.toLocaleString("en-US")} pending: pause p50 ${ms(result.pause.p50Ms)} p99 ${ms(result.pause.p99Ms)}, resume p50 ${ms(result.resume.p50Ms)} p99 ${ms(result.resume.p99Ms)}, sweep ${ms(s.sweep.ms)} (longest block ${ms(s.sweep.maxBlockMs)})`,
+          `  ${s.level.toLocaleString("en-US")} pending: pause p50 ${ms(result.pause.p50Ms)} p99 ${ms(result.pause.p99Ms)}, resume p50 ${ms(result.resume.p50Ms)} p99 ${ms(result.resume.p99Ms)}, sweep ${ms(s.sweep.ms)} (longest block ${ms(s.sweep.maxBlockMs)}, of the process ${ms(s.sweep.maxBusyBlockMs)})`,
         );
       }
       progress(`  raw LangGraph: ${LANGGRAPH_COPIES.toLocaleString("en-US")} copies of one paused thread`);
@@ -480,7 +495,7 @@ function report(
     "vs 0: pause p50/p99",
     "resume p50/p99",
     "sweep",
-    "longest block (> 5 ms; longest GC)",
+    "longest block / of the process (> 5 ms; longest GC)",
     "bytes/pause",
     "seed",
   ];
@@ -493,7 +508,7 @@ function report(
     `${ratio(r.pause.p50Ms, base?.pause.p50Ms)} / ${ratio(r.pause.p99Ms, base?.pause.p99Ms)}`,
     `${ratio(r.resume.p50Ms, base?.resume.p50Ms)} / ${ratio(r.resume.p99Ms, base?.resume.p99Ms)}`,
     `${ms(r.sweep.ms)} (${r.sweep.running.toLocaleString("en-US")} running)`,
-    `${ms(r.sweep.maxBlockMs)} (${r.sweep.blocksOver}; ${ms(r.sweep.longestGcMs)})`,
+    `${ms(r.sweep.maxBlockMs)} / ${ms(r.sweep.maxBusyBlockMs)} (${r.sweep.blocksOver}; ${ms(r.sweep.longestGcMs)})`,
     r.bytes === undefined ? "-" : kb(r.bytes.perPause),
     `${r.seedSeconds.toFixed(1)} s`,
   ]);
@@ -521,9 +536,9 @@ function report(
     }
   }
   for (const r of results) {
-    if (r.sweep.maxBlockMs > BLOCK_TARGET_MS)
+    if (r.sweep.maxBusyBlockMs > BLOCK_TARGET_MS)
       lines.push(
-        `  sweep at ${r.pending.toLocaleString("en-US")}: longest event-loop block ${ms(r.sweep.maxBlockMs)} (OVER the ${BLOCK_TARGET_MS} ms target)`,
+        `  sweep at ${r.pending.toLocaleString("en-US")}: longest event-loop block of the process ${ms(r.sweep.maxBusyBlockMs)} (OVER the ${BLOCK_TARGET_MS} ms target; ${ms(r.sweep.maxBlockMs)} with the machine's waits)`,
       );
   }
   const fullest = [...results].reverse().find((r) => r.bytes !== undefined);
@@ -538,7 +553,7 @@ function report(
   lines.push(
     `  every tree on one tenant; each level's store holds 1 real paused execution + copies of all its rows (checkpoints, blobs and writes included), written in bulk SQL${run.backend === "sqlite" ? " with synchronous=OFF" : ", then ANALYZE"}`,
     `  pause = execute until the channel pauses it; resume = app.resume from a second app (own connection) until the answer; levels take turns ${CHUNK} round trips at a time`,
-    `  sweep = one app.sweepOnce after measuring, with 1 in ${RUNNING_SHARE} trees recorded as running (updated in the future, so paged and left alone); longest block = the longest gap between ticks of a 1 ms timer, less 1 ms (with how many gaps were over 5 ms, and the longest garbage collection meanwhile)`,
+    `  sweep = one app.sweepOnce after measuring, with 1 in ${RUNNING_SHARE} trees recorded as running (updated in the future, so paged and left alone); longest block = the longest gap between ticks of a 1 ms timer, less 1 ms; of the process = the same counting only the process's CPU time in each gap (a gap it spent waiting for a core is the machine's); with how many gaps of the process were over 5 ms, and the longest garbage collection meanwhile`,
   );
   return {
     lines,
@@ -550,6 +565,7 @@ function report(
         resume: { p50Ms: round(r.resume.p50Ms), p99Ms: round(r.resume.p99Ms) },
         sweepMs: round(r.sweep.ms),
         sweepMaxBlockMs: round(r.sweep.maxBlockMs),
+        sweepMaxBusyBlockMs: round(r.sweep.maxBusyBlockMs),
         sweepBlocksOver5Ms: r.sweep.blocksOver,
         sweepLongestGcMs: round(r.sweep.longestGcMs),
         sweepRunning: r.sweep.running,
