@@ -107,6 +107,31 @@ export class WriteTransactions {
     return this.#gate(() => this.#retry.statement(() => work(this.#db)));
   }
 
+  /**
+   * Runs `work`, one write statement that is not safe to run twice (a conditional status change), as a
+   * transaction of its own: on the unit's transaction inside a unit of work, queued with the others
+   * where commits are grouped, and otherwise alone in autocommit, one round trip, where the statement
+   * is its own COMMIT. So it runs again only when it never reached the server or the server refused it
+   * and rolled back (a deadlock, a serialization failure); a connection lost while it was in flight
+   * gives `StoreUnavailableError` saying the outcome is unknown, as a lost COMMIT does.
+   */
+  once<T>(work: Work<T>): Promise<T> {
+    const unit = this.#unit.getStore();
+    if (unit !== undefined) return work(unit);
+    if (this.#capabilities.groupCommit) return this.run(work);
+    return this.#gate(() =>
+      this.#retry.write(() =>
+        this.#db.connection().execute(async (connection) => {
+          try {
+            return await work(connection);
+          } catch (error) {
+            throw new CommitFailure(error);
+          }
+        }),
+      ),
+    );
+  }
+
   /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */
   current(): Kysely<AgbossDatabase> | undefined {
     return this.#unit.getStore();
@@ -229,4 +254,12 @@ export function inWriteTransaction<T>(store: StoreDatabase, work: Work<T>): Prom
  */
 export function inWriteStatement<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
   return (store.transactions ?? new WriteTransactions(store)).statement(work);
+}
+
+/**
+ * Runs `work`, one write statement that is not safe to run twice, as its own transaction (see
+ * {@link WriteTransactions.once}). @internal
+ */
+export function inWriteOnce<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
+  return (store.transactions ?? new WriteTransactions(store)).once(work);
 }

@@ -205,6 +205,45 @@ describe("a PostgreSQL connection that goes away", () => {
     expect(await store.threads.findByTenantIdAndThreadId("acme", "t-commit")).toBeUndefined();
   });
 
+  test("while a one-statement status change is in flight: StoreUnavailableError says the outcome is unknown, and it is not run again", async () => {
+    const { store, schema, application } = await openStore();
+    const lease = (await store.leases.acquire({ key: "tree", holder: "a", now: Date.now(), ttlMs: 60_000 }))!;
+    const asked = await store.pauses.findOrCreate(pause(), lease);
+    await store.pauses.resolve("acme", asked.pauseId, { decision: "yes" as never }, 2_000);
+    // The test holds the pause row: the store's take (fence clause and update, one statement) waits on
+    // it, sent and unanswered, when its backend is terminated.
+    const lock = await locker();
+    await lock.query("begin");
+    await lock.query(
+      `select 1 from ${pg.escapeIdentifier(schema)}.agboss_pauses where pause_id = $1 for update`,
+      [asked.pauseId],
+    );
+    const taking = store.pauses
+      .take("acme", asked.pauseId, { at: 3_000 }, lease)
+      .catch((error: unknown) => error);
+    await waitFor(
+      async () => nonEmpty((await waiting(application)).filter((b) => /"changed" as \(update/.test(b.query))),
+      "the take to wait",
+    );
+    expect(await terminate(application)).toBeGreaterThan(0);
+
+    const error = await taking;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/outcome is unknown/);
+    expect(postgresFaultOf((error as Error).cause)).toBe("connection-lost");
+    // Not run again: a retry would be waiting on the row by now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await waiting(application)).toEqual([]);
+    await lock.query("rollback");
+    // The terminated statement did not land: the pause is still answered, and taking it works once.
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId))?.status).toBe(
+      PauseStatus.Resolved,
+    );
+    expect(await store.pauses.take("acme", asked.pauseId, { at: 3_000 }, lease)).toMatchObject({
+      status: PauseStatus.Taken,
+    });
+  });
+
   test("on a pool the application passed in: no crash, the read returns, and close() stops listening", async () => {
     const application = `agboss-test-own-pool-${randomBytes(6).toString("hex")}`;
     const pool = new pg.Pool({ connectionString: TEST_URL, application_name: application, max: 4 });

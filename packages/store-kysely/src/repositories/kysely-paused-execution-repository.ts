@@ -14,7 +14,12 @@ import { FENCED, type FenceArgs, fenceArgs, withFence } from "../fenced-statemen
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
-import { inWriteStatement, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import {
+  inWriteOnce,
+  inWriteStatement,
+  inWriteTransaction,
+  type StoreDatabase,
+} from "../write-transactions.js";
 
 type UpdatedColumn = keyof Updateable<PauseTable> & string;
 
@@ -286,6 +291,11 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
             answer: toJsonText(args.answer),
             resolved_at: args.at,
           };
+    if (decided === undefined && fence !== undefined && this.#store.capabilities.writableCtes) {
+      // One statement, fence and change together; not safe to run twice (a second run finds it Taken).
+      const set = { status: PauseStatus.Taken };
+      return this.#fencedChange({ tenantId, pauseId, from: PauseStatus.Resolved, set, fence });
+    }
     return inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
       if (decided !== undefined) {
@@ -370,9 +380,26 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     set: Updateable<PauseTable>;
     fence?: Fence | undefined;
   }): Promise<PauseRecord | undefined> {
+    const { fence } = args;
+    if (fence !== undefined && this.#store.capabilities.writableCtes)
+      return this.#fencedChange({ ...args, fence });
     return inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, args.fence);
       return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
+    });
+  }
+
+  /** A fenced status change as one statement in autocommit, run again only where it surely did not land. */
+  #fencedChange(args: {
+    tenantId: string;
+    pauseId: string;
+    from: PauseStatus;
+    set: Updateable<PauseTable>;
+    fence: Fence;
+  }): Promise<PauseRecord | undefined> {
+    return inWriteOnce(this.#store, async (db) => {
+      const row = await this.#fencedUpdate(db, args);
+      return row === undefined ? undefined : toPause(row);
     });
   }
 

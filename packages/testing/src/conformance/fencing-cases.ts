@@ -1,4 +1,4 @@
-import { LeaseLostError, PauseResolution, type Store } from "@agboss/core";
+import { LeaseLostError, PauseResolution, PauseStatus, type Store } from "@agboss/core";
 import {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   FENCE_CONFIG_KEY,
@@ -51,7 +51,7 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     ).toBeDefined();
   });
 
-  test("fencing: under the current fence markSent and saveToolResult do what they do unfenced (the ref kept, only a Pending pause marked, the first result kept)", async () => {
+  test("fencing: under the current fence markSent, saveToolResult, take and cancel do what they do unfenced (the ref kept, only a Pending pause marked, the first result kept, each change once)", async () => {
     const key = uid("tree");
     const lease = (await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL }))!;
     const pause = await store().pauses.findOrCreate(pauseRecord(), lease);
@@ -89,6 +89,22 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     expect(
       (await store().pauses.findByTenantIdAndPauseId(pause.tenantId, pause.pauseId))?.toolResult,
     ).toEqual(first);
+
+    // Taking an answered pause, and withdrawing a pending one: once each, then nothing.
+    const take = { at: 4_000 };
+    expect(await store().pauses.take(resolved.tenantId, resolved.pauseId, take, lease)).toMatchObject({
+      status: PauseStatus.Taken,
+    });
+    expect(await store().pauses.take(resolved.tenantId, resolved.pauseId, take, lease)).toBeUndefined();
+    const open = await store().pauses.findOrCreate(pauseRecord(), lease);
+    expect(await store().pauses.take(open.tenantId, open.pauseId, take, lease)).toBeUndefined();
+    const cancel = { resolution: PauseResolution.Withdrawn, at: 5_000 };
+    expect(
+      await store().pauses.cancelByTenantIdAndPauseId(open.tenantId, open.pauseId, cancel, lease),
+    ).toMatchObject({ status: PauseStatus.Cancelled, resolution: PauseResolution.Withdrawn });
+    expect(
+      await store().pauses.cancelByTenantIdAndPauseId(open.tenantId, open.pauseId, cancel, lease),
+    ).toBeUndefined();
   });
 
   test("fencing: pause writes carrying a stale fence throw LeaseLostError and change nothing", async () => {
