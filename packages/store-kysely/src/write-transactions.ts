@@ -111,9 +111,10 @@ export class WriteTransactions {
    * Runs `work`, one write statement that is not safe to run twice (a conditional status change), as a
    * transaction of its own: on the unit's transaction inside a unit of work, queued with the others
    * where commits are grouped, and otherwise alone in autocommit, one round trip, where the statement
-   * is its own COMMIT. So it runs again only when it never reached the server or the server refused it
-   * and rolled back (a deadlock, a serialization failure); a connection lost while it was in flight
-   * gives `StoreUnavailableError` saying the outcome is unknown, as a lost COMMIT does.
+   * is its own COMMIT. So it runs again only when it could not get a connection or the server refused
+   * it and rolled back (a deadlock, a serialization failure); a connection lost once the statement had
+   * one (sent or not, waiting for a lock or not: the store cannot tell) gives `StoreUnavailableError`
+   * saying the outcome is unknown, as a lost COMMIT does.
    */
   once<T>(work: Work<T>): Promise<T> {
     const unit = this.#unit.getStore();

@@ -53,11 +53,20 @@ interface StatementNames {
  * @internal
  */
 export function storeClientPool(pool: PostgresPool, options: { readonly prepared: boolean }): PostgresPool {
+  // One view per client, made the first time the client is lent: kysely keeps its own connection object
+  // per client it is given, so a new view on every checkout would cost it a new one each time too.
+  const views = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
   return {
     ...(pool.Client === undefined ? {} : { Client: pool.Client }),
     options: pool.options,
     async connect(): Promise<PostgresPoolClient> {
-      return storeClient(await pool.connect(), options.prepared);
+      const client = await pool.connect();
+      let view = views.get(client);
+      if (view === undefined) {
+        view = storeClient(client, options.prepared);
+        views.set(client, view);
+      }
+      return view;
     },
     end: () => pool.end(),
   };
