@@ -103,18 +103,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       let query = withFence(this.#store, true, slot).with("saved", (qb) =>
         qb
           .insertInto("agboss_executions")
-          .columns([
-            "tenant_id",
-            "execution_id",
-            "root_execution_id",
-            "parent_execution_id",
-            "thread_id",
-            "workflow_name",
-            "status",
-            "started_at",
-            "updated_at",
-            "record",
-          ])
+          .columns([...KEY_COLUMNS, "record"])
           .expression(
             qb
               .selectNoFrom([
@@ -197,17 +186,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     return new PreparedQuery<Record<string, unknown>, ExecutionKeysRow>((slot) => {
       let query = this.#store.db
         .selectFrom("agboss_executions")
-        .select([
-          "tenant_id",
-          "execution_id",
-          "root_execution_id",
-          "parent_execution_id",
-          "thread_id",
-          "workflow_name",
-          "status",
-          "started_at",
-          "updated_at",
-        ])
+        .select(KEY_COLUMNS)
         .where(
           "status",
           "in",
@@ -292,6 +271,19 @@ function toExecutionKeys(row: ExecutionKeysRow): Omit<StoredExecution, "record">
 type FencedSaveArgs = Insertable<ExecutionTable> & FenceArgs;
 
 type ExecutionKeysRow = Omit<Selectable<ExecutionTable>, "record">;
+
+/** Every column but the record: what the sweep's pages read. */
+const KEY_COLUMNS = [
+  "tenant_id",
+  "execution_id",
+  "root_execution_id",
+  "parent_execution_id",
+  "thread_id",
+  "workflow_name",
+  "status",
+  "started_at",
+  "updated_at",
+] as const satisfies readonly (keyof ExecutionKeysRow)[];
 
 /** On a record already stored under its key, every other column takes the new value. */
 function replaceExecution(oc: OnConflictBuilder<AgbossDatabase, "agboss_executions">) {

@@ -240,20 +240,8 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     channelRef?: unknown,
   ): Promise<PauseRecord | undefined> {
     const set = { is_sent: 1, ...(channelRef === undefined ? {} : { channel_ref: toJsonText(channelRef) }) };
-    if (fence !== undefined && this.#store.capabilities.writableCtes) {
-      // Setting the same flag again changes nothing: one statement, run again after any transient fault.
-      return inWriteStatement(this.#store, async (db) => {
-        const row = await this.#fencedUpdate(db, {
-          tenantId,
-          pauseId,
-          from: PauseStatus.Pending,
-          set,
-          fence,
-        });
-        return row === undefined ? undefined : toPause(row);
-      });
-    }
-    return this.#change({ tenantId, pauseId, from: PauseStatus.Pending, set, fence });
+    // Setting the same flag again changes nothing: safe to run twice.
+    return this.#change({ tenantId, pauseId, from: PauseStatus.Pending, set, fence, repeatable: true });
   }
 
   resolve(
@@ -291,10 +279,15 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
             answer: toJsonText(args.answer),
             resolved_at: args.at,
           };
-    if (decided === undefined && fence !== undefined && this.#store.capabilities.writableCtes) {
-      // One statement, fence and change together; not safe to run twice (a second run finds it Taken).
-      const set = { status: PauseStatus.Taken };
-      return this.#fencedChange({ tenantId, pauseId, from: PauseStatus.Resolved, set, fence });
+    if (decided === undefined) {
+      // Not safe to run twice: a second run finds it Taken.
+      return this.#change({
+        tenantId,
+        pauseId,
+        from: PauseStatus.Resolved,
+        set: { status: PauseStatus.Taken },
+        fence,
+      });
     }
     return inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
@@ -379,27 +372,22 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     from: PauseStatus;
     set: Updateable<PauseTable>;
     fence?: Fence | undefined;
+    /** Whether running the change twice leaves what running it once does. */
+    repeatable?: boolean;
   }): Promise<PauseRecord | undefined> {
     const { fence } = args;
-    if (fence !== undefined && this.#store.capabilities.writableCtes)
-      return this.#fencedChange({ ...args, fence });
+    if (fence !== undefined && this.#store.capabilities.writableCtes) {
+      // One statement in autocommit, fence and change together: run again after any transient fault
+      // when repeatable, else only where it surely did not land.
+      const run = args.repeatable === true ? inWriteStatement : inWriteOnce;
+      return run(this.#store, async (db) => {
+        const row = await this.#fencedUpdate(db, { ...args, fence });
+        return row === undefined ? undefined : toPause(row);
+      });
+    }
     return inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, args.fence);
+      await this.#fence.assert(trx, fence);
       return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
-    });
-  }
-
-  /** A fenced status change as one statement in autocommit, run again only where it surely did not land. */
-  #fencedChange(args: {
-    tenantId: string;
-    pauseId: string;
-    from: PauseStatus;
-    set: Updateable<PauseTable>;
-    fence: Fence;
-  }): Promise<PauseRecord | undefined> {
-    return inWriteOnce(this.#store, async (db) => {
-      const row = await this.#fencedUpdate(db, args);
-      return row === undefined ? undefined : toPause(row);
     });
   }
 
