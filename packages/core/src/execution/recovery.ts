@@ -4,6 +4,7 @@ import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseStatus } from "../pauses/pause-status.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import type { Lease } from "../store/lease-repository.js";
 import type { ClockTimer } from "../time/clock.js";
 import type { ExecutionRecorder } from "./execution-recorder.js";
 import type { TreeMover } from "./pass.js";
@@ -71,27 +72,36 @@ export class Recovery {
     pauseId: string | undefined,
   ): Promise<void> {
     const { clock, store, logger } = this.#services;
-    if (pauseId !== undefined) {
-      // Another instance sweeping the same page may have taken it since: one read instead of a lease.
-      const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
-      if (pause?.status !== PauseStatus.Resolved) return;
-    }
-    const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
-    if (lease === undefined) return;
-    let tree: Tree;
+    // One unit of work, as phase 1 of a resume claims its tree: the pause checked, the lease taken, the
+    // tree read under it and marked running land in one commit, or none of them does.
+    let granted: Lease | undefined;
+    let claimed: { tree: Tree; lease: Lease } | undefined;
     try {
-      tree = await readTree(this.#services, tenantId, rootExecutionId);
-      const status = tree.stored?.status;
-      if (status !== undefined && ENDED.has(status)) {
-        // Moved by another instance since the page was read, or an answer that came after its tree
-        // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
-        if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
-        await store.leases.release(lease);
-        return;
-      }
-      await this.#recorder.markRunning(tree, lease);
+      claimed = await store.atomically(async () => {
+        granted = undefined;
+        if (pauseId !== undefined) {
+          // Another instance sweeping the same page may have taken it since: nothing to claim.
+          const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+          if (pause?.status !== PauseStatus.Resolved) return undefined;
+        }
+        const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
+        if (lease === undefined) return undefined;
+        granted = lease;
+        const tree = await readTree(this.#services, tenantId, rootExecutionId);
+        const status = tree.stored?.status;
+        if (status !== undefined && ENDED.has(status)) {
+          // Moved by another instance since the page was read, or an answer that came after its tree
+          // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
+          if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
+          await store.leases.release(lease);
+          return undefined;
+        }
+        await this.#recorder.markRunning(tree, lease);
+        return { tree, lease };
+      });
     } catch (error) {
-      await store.leases.release(lease).catch(() => undefined);
+      // A store whose unit rolled back took no lease; the in-memory store keeps what it wrote.
+      if (granted !== undefined) await store.leases.release(granted).catch(() => undefined);
       logger.log({
         level: LogLevel.Warn,
         event: "sweep.recover-failed",
@@ -101,6 +111,8 @@ export class Recovery {
       });
       return;
     }
+    if (claimed === undefined) return;
+    const { tree, lease } = claimed;
     logger.log({
       level: LogLevel.Info,
       event: "sweep.recovering",
