@@ -2,6 +2,7 @@ import type { Store } from "@agboss/core";
 import type { Kysely } from "kysely";
 import { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
 import { FaultRetry } from "./fault-retry.js";
+import type { SyncStatements } from "./held-connections.js";
 import { migrateStore } from "./migrations/migrate-store.js";
 import { KyselyBudgetLedgerRepository } from "./repositories/kysely-budget-ledger-repository.js";
 import { KyselyExecutionRecordRepository } from "./repositories/kysely-execution-record-repository.js";
@@ -38,6 +39,13 @@ export interface KyselyStoreConfig {
    * 25 ms, doubling up to 400 ms, between them (`DEFAULT_STORE_RETRY`).
    */
   readonly retry?: StoreRetryOptions | undefined;
+  /**
+   * For a driver that answers synchronously on one connection (better-sqlite3, which
+   * `@agboss/store-sqlite` gives): runs one statement at once, as the dialect's driver would. A write
+   * transaction's statements then run through it on the connection the transaction holds, skipping
+   * the promises of kysely's driver. Leave it out for any driver that talks to a server.
+   */
+  readonly syncStatements?: SyncStatements | undefined;
 }
 
 /**
@@ -76,7 +84,13 @@ export class KyselyStore implements Store {
     const capabilities = Object.freeze({ ...config.capabilities });
     const retry = new FaultRetry({ name: config.name, faultOf: capabilities.faultOf, retry: config.retry });
     this.#db = db;
-    const transactions = new WriteTransactions({ db, capabilities, writeGate: config.writeGate, retry });
+    const transactions = new WriteTransactions({
+      db,
+      capabilities,
+      writeGate: config.writeGate,
+      retry,
+      syncStatements: config.syncStatements,
+    });
     const reads = capabilities.faultOf === undefined ? db : withRetriedReads(db, retry);
     this.#transactions = transactions;
     this.#database = Object.freeze({

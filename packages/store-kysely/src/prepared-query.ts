@@ -1,4 +1,5 @@
-import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from "kysely";
+import type { Compilable, Kysely, QueryResult } from "kysely";
+import { runOn } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 
 /** Stands for an argument in a query compiled once; replaced by the argument's value on each run. */
@@ -31,11 +32,14 @@ export class PreparedQuery<TArgs, TRow = unknown> {
     this.#parameters = compiled.parameters;
   }
 
-  /** Runs the query on `db` (the store's database or a transaction's connection). */
+  /**
+   * Runs the query on `db` (the store's database or a transaction's connection); on a connection a
+   * write transaction holds on a synchronous driver, at once (see `hold`).
+   */
   execute(db: Kysely<AgbossDatabase>, args: TArgs): Promise<QueryResult<TRow>> {
     const values = args as Record<string, unknown>;
     const parameters = this.#parameters.map((value) => (value instanceof Slot ? values[value.name] : value));
-    return db.executeQuery<TRow>(CompiledQuery.raw(this.#sql, parameters));
+    return runOn<TRow>(db, this.#sql, parameters);
   }
 
   /** Runs the query and returns its first row, if any. */

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { CompiledQuery, type Kysely } from "kysely";
 import { CommitFailure, FaultRetry } from "./fault-retry.js";
+import { hold, letGo, runCompiledOn, type SyncStatements } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 import type { StoreDialectCapabilities } from "./store-dialect-capabilities.js";
 import { openWriteGate, type WriteGate } from "./write-gate.js";
@@ -16,6 +17,11 @@ export interface StoreDatabase {
   readonly writeGate?: WriteGate | undefined;
   /** Runs the store's write transactions; without it each runs on its own. */
   readonly transactions?: WriteTransactions | undefined;
+  /**
+   * Runs a statement at once where the driver answers synchronously (better-sqlite3): a write
+   * transaction's statements then skip kysely's asynchronous driver on the connection it holds.
+   */
+  readonly syncStatements?: SyncStatements | undefined;
 }
 
 type Work<T> = (trx: Kysely<AgbossDatabase>) => Promise<T>;
@@ -39,7 +45,10 @@ const ROLLBACK = CompiledQuery.raw("rollback");
  * that queue while one runs share its transaction and its commit, each under a savepoint: a unit that
  * throws rolls back to its savepoint and rejects alone, and every other unit resolves only once the
  * commit that holds its writes has returned. The result is the same as running them one after the
- * other, with one commit (one disk sync under `synchronous=FULL`) instead of many.
+ * other, with one commit (one disk sync under `synchronous=FULL`) instead of many. Once its queue is
+ * empty a transaction lets the event loop turn once before it commits, so that writes issued side by
+ * side join it; on a synchronous driver (see {@link StoreDatabase.syncStatements}) its statements run
+ * at once on the connection it holds.
  *
  * A transaction that meets a transient fault (see {@link StoreDialectCapabilities.faultOf}) before its
  * COMMIT is sent, or whose COMMIT the database refuses and rolls back, wrote nothing and runs again
@@ -53,6 +62,7 @@ export class WriteTransactions {
   readonly #gate: WriteGate;
   readonly #retry: FaultRetry;
   readonly #begin: CompiledQuery;
+  readonly #sync: SyncStatements | undefined;
   readonly #queue: QueuedWork[] = [];
   /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
   readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
@@ -65,6 +75,7 @@ export class WriteTransactions {
     this.#gate = store.writeGate ?? openWriteGate;
     this.#retry = store.retry ?? new FaultRetry({ name: "", faultOf: store.capabilities.faultOf });
     this.#begin = CompiledQuery.raw(store.capabilities.beginWriteTransaction);
+    this.#sync = store.syncStatements;
   }
 
   /**
@@ -140,20 +151,32 @@ export class WriteTransactions {
 
   #alone<T>(work: Work<T>): Promise<T> {
     return this.#retry.write(() =>
-      this.#db.connection().execute(async (connection) => {
-        await connection.executeQuery(this.#begin);
-        let result: T;
-        try {
-          result = await work(connection);
-        } catch (error) {
-          // The work's own error is what the caller needs, even when the connection is gone too.
-          await connection.executeQuery(ROLLBACK).catch(() => undefined);
-          throw error;
-        }
-        await commit(connection);
-        return result;
-      }),
+      this.#db.connection().execute((connection) =>
+        this.#holding(connection, async () => {
+          await runCompiledOn(connection, this.#begin);
+          let result: T;
+          try {
+            result = await work(connection);
+          } catch (error) {
+            // The work's own error is what the caller needs, even when the connection is gone too.
+            await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
+            throw error;
+          }
+          await commit(connection);
+          return result;
+        }),
+      ),
     );
+  }
+
+  /** Runs `work` with `connection` held (see `hold`): on a synchronous driver its statements run at once. */
+  async #holding<T>(connection: Kysely<AgbossDatabase>, work: () => Promise<T>): Promise<T> {
+    hold(connection, this.#sync);
+    try {
+      return await work();
+    } finally {
+      letGo(connection);
+    }
   }
 
   async #drain(): Promise<void> {
@@ -166,7 +189,11 @@ export class WriteTransactions {
         await this.#retry
           .write(() => {
             attempt.began = false;
-            return this.#db.connection().execute((connection) => this.#group(connection, group, attempt));
+            return this.#db
+              .connection()
+              .execute((connection) =>
+                this.#holding(connection, () => this.#group(connection, group, attempt)),
+              );
           })
           .catch((error: unknown) => {
             for (const unit of group.splice(0)) unit.reject(error);
@@ -190,20 +217,29 @@ export class WriteTransactions {
     group: QueuedWork[],
     attempt: { began: boolean },
   ): Promise<void> {
-    await connection.executeQuery(this.#begin);
+    await runCompiledOn(connection, this.#begin);
     attempt.began = true;
     const done: { unit: QueuedWork; result: unknown }[] = [];
+    let lingered = false;
     try {
       let index = 0;
       for (;;) {
         if (index === group.length) {
-          const queued = done.length < MAX_GROUP ? this.#queue.shift() : undefined;
+          let queued = done.length < MAX_GROUP ? this.#queue.shift() : undefined;
+          if (queued === undefined && done.length < MAX_GROUP && !lingered) {
+            // Before committing, let the event loop turn once: writes issued meanwhile without waiting
+            // for this one (LangGraph's checkpoint writes, which run behind the graph's next step)
+            // join this commit instead of needing one of their own.
+            lingered = true;
+            await new Promise((resolve) => setImmediate(resolve));
+            queued = this.#queue.shift();
+          }
           if (queued === undefined) break;
           group.push(queued);
         }
         const unit = group[index] as QueuedWork;
         const shared = done.length > 0;
-        if (shared) await connection.executeQuery(SAVEPOINT);
+        if (shared) await runCompiledOn(connection, SAVEPOINT);
         try {
           done.push({ unit, result: await unit.work(connection) });
           index += 1;
@@ -213,17 +249,17 @@ export class WriteTransactions {
           group.splice(index, 1);
           unit.reject(error);
           if (!shared) {
-            await connection.executeQuery(ROLLBACK);
+            await runCompiledOn(connection, ROLLBACK);
             return;
           }
-          await connection.executeQuery(ROLLBACK_TO);
+          await runCompiledOn(connection, ROLLBACK_TO);
         }
-        if (shared) await connection.executeQuery(RELEASE);
+        if (shared) await runCompiledOn(connection, RELEASE);
       }
       await commit(connection);
     } catch (error) {
       // A fault, or a failed savepoint, rollback or commit: the transaction and every write in it are gone.
-      await connection.executeQuery(ROLLBACK).catch(() => undefined);
+      await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
       throw error;
     }
     group.splice(0);
@@ -234,9 +270,9 @@ export class WriteTransactions {
 /** Commits; a failure becomes a {@link CommitFailure}, after a rollback (SQLite keeps a refused transaction open). */
 async function commit(connection: Kysely<AgbossDatabase>): Promise<void> {
   try {
-    await connection.executeQuery(COMMIT);
+    await runCompiledOn(connection, COMMIT);
   } catch (error) {
-    await connection.executeQuery(ROLLBACK).catch(() => undefined);
+    await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
     throw new CommitFailure(error);
   }
 }

@@ -9,6 +9,7 @@ import { SQLITE_CAPABILITIES } from "./sqlite-capabilities.js";
 import type { SqliteHandle } from "./sqlite-handle.js";
 import type { SqliteStoreOptions } from "./sqlite-store-options.js";
 import { SqliteSynchronous } from "./sqlite-synchronous.js";
+import { syncStatementsOf } from "./sync-statements.js";
 import { acquireWriteGate } from "./write-gates.js";
 
 /** The environment variable that names the default database file. */
@@ -48,9 +49,8 @@ export class SqliteStore extends KyselyStore {
 
     const inMemory = path === ":memory:" || path === "";
     const gate = acquireWriteGate(inMemory ? `memory:${randomUUID()}` : realpathSync(path));
-    const db = new Kysely<AgbossDatabase>({
-      dialect: new SqliteDialect({ database: cacheStatements(database) }),
-    });
+    const statements = cacheStatements(database);
+    const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database: statements }) });
     const store = new SqliteStore({
       db,
       capabilities: SQLITE_CAPABILITIES,
@@ -58,6 +58,7 @@ export class SqliteStore extends KyselyStore {
       path,
       writeGate: gate.gate,
       retry: options.retry,
+      syncStatements: syncStatementsOf(statements),
       onClose: async () => {
         gate.release();
         if (owned) await db.destroy();

@@ -1,9 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { LeaseLostError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
+import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
+import { Kysely, type SqliteDatabase, SqliteDialect } from "kysely";
 import { afterAll, describe, expect, test } from "vitest";
+import { cacheStatements } from "../src/cache-statements.js";
 import { type SqliteHandle, SqliteStore } from "../src/index.js";
+import { SQLITE_CAPABILITIES } from "../src/sqlite-capabilities.js";
+import { syncStatementsOf } from "../src/sync-statements.js";
 import { pause, thread } from "./records.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -80,6 +85,22 @@ describe("group commit", () => {
     await close();
   });
 
+  test("a write issued while a transaction is still open, in a later turn of the event loop, joins its commit", async () => {
+    const { store, commits, close } = await openWithTakeover();
+    const before = commits();
+    const first = store.threads.save(thread("first"));
+    // Issued from a later turn, as LangGraph issues a step's writes behind the checkpoint put it did not
+    // wait for: the open transaction turns the loop once before committing, and takes it in.
+    const second = await new Promise<Promise<unknown>>((resolve) =>
+      setImmediate(() => resolve(store.threads.save(thread("second")))),
+    );
+    await Promise.all([first, second]);
+    expect(commits() - before).toBe(1);
+    expect(await store.threads.findByTenantIdAndThreadId("t", "first")).toBeDefined();
+    expect(await store.threads.findByTenantIdAndThreadId("t", "second")).toBeDefined();
+    await close();
+  });
+
   test("a write resolves only after its commit, and a later write starts a new transaction", async () => {
     const { store, current, commits, close } = await openWithTakeover();
     const before = commits();
@@ -88,5 +109,36 @@ describe("group commit", () => {
     await store.threads.save(thread("later"));
     expect(commits() - before).toBe(2);
     await close();
+  });
+});
+
+describe("statements of a write transaction", () => {
+  test("run at once through the store's synchronous runner on the connection it holds; reads outside go through kysely", async () => {
+    const database = new Database(dir.file(`${randomUUID()}.sqlite`));
+    database.pragma("journal_mode = WAL");
+    const statements = cacheStatements(database as unknown as SqliteDatabase);
+    const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database: statements }) });
+    const direct = syncStatementsOf(statements);
+    const ran: string[] = [];
+    const store = new KyselyStore({
+      db,
+      capabilities: SQLITE_CAPABILITIES,
+      name: "sqlite:sync-statements",
+      syncStatements: (sql, parameters) => {
+        ran.push(sql.trim().split(/\s+/).slice(0, 3).join(" ").toLowerCase());
+        return direct(sql, parameters);
+      },
+    });
+    await store.migrate();
+    ran.splice(0);
+    await store.threads.save(thread("one"));
+    expect(ran[0]).toBe("begin immediate");
+    expect(ran).toContain('insert into "agboss_threads"');
+    expect(ran.at(-1)).toBe("commit");
+    const written = ran.length;
+    const read = await store.threads.findByTenantIdAndThreadId("t", "one");
+    expect(read?.threadId).toBe("one");
+    expect(ran).toHaveLength(written);
+    await db.destroy();
   });
 });

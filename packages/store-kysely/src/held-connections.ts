@@ -1,0 +1,54 @@
+import { CompiledQuery, type Kysely, type QueryResult } from "kysely";
+import type { AgbossDatabase } from "./schema/agboss-database.js";
+
+/**
+ * Runs one statement at once and returns its result: for a driver that answers synchronously on one
+ * connection (better-sqlite3), the same work kysely's driver does, without the promises around it.
+ * Throws what the driver throws.
+ */
+export type SyncStatements = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>;
+
+/** The connections write transactions hold right now, with the runner for each. */
+const held = new WeakMap<Kysely<AgbossDatabase>, SyncStatements>();
+
+/**
+ * Marks `connection` (the kysely instance a write transaction runs on) as held by the caller until
+ * {@link letGo}: statements given to {@link runOn} with it run at once through `statements`. Only for
+ * a connection nothing else can use meanwhile: kysely hands it to one transaction at a time, and a
+ * synchronous driver runs each statement to its end before anything else runs. @internal
+ */
+export function hold(connection: Kysely<AgbossDatabase>, statements: SyncStatements | undefined): void {
+  if (statements !== undefined) held.set(connection, statements);
+}
+
+/** Ends {@link hold}: the connection's statements go through kysely again. @internal */
+export function letGo(connection: Kysely<AgbossDatabase>): void {
+  held.delete(connection);
+}
+
+/**
+ * Runs a compiled statement on `db`: at once where `db` is a held connection of a synchronous driver
+ * (see {@link hold}), else through kysely. Either way the result, or the driver's error, comes back
+ * as a promise. @internal
+ */
+export function runOn<TRow>(
+  db: Kysely<AgbossDatabase>,
+  sql: string,
+  parameters: readonly unknown[],
+): Promise<QueryResult<TRow>> {
+  const statements = held.get(db);
+  if (statements === undefined) return db.executeQuery<TRow>(CompiledQuery.raw(sql, parameters as unknown[]));
+  try {
+    return Promise.resolve(statements(sql, parameters) as QueryResult<TRow>);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** {@link runOn} for a statement compiled ahead (`begin`, `commit`, a savepoint). @internal */
+export function runCompiledOn(
+  db: Kysely<AgbossDatabase>,
+  query: CompiledQuery,
+): Promise<QueryResult<unknown>> {
+  return held.has(db) ? runOn(db, query.sql, query.parameters) : db.executeQuery(query);
+}
