@@ -43,7 +43,9 @@ export interface KyselyStoreConfig {
    * For a driver that answers synchronously on one connection (better-sqlite3, which
    * `@agboss/store-sqlite` gives): runs one statement at once, as the dialect's driver would. A write
    * transaction's statements then run through it on the connection the transaction holds, skipping
-   * the promises of kysely's driver. Leave it out for any driver that talks to a server.
+   * the promises of kysely's driver, and with them kysely's query log and any plugin's result
+   * transform (the store's own instance has neither). Leave it out for any driver that talks to a
+   * server.
    */
   readonly syncStatements?: SyncStatements | undefined;
 }
@@ -132,9 +134,9 @@ export class KyselyStore implements Store {
     });
   }
 
-  /** Runs `onClose` once; later calls wait for the first. */
+  /** Waits for the write transactions queued so far, then runs `onClose` once; later calls wait for the first. */
   close(): Promise<void> {
-    this.#closing ??= this.#onClose?.() ?? Promise.resolve();
+    this.#closing ??= this.#transactions.idle().then(() => this.#onClose?.());
     return this.#closing;
   }
 }

@@ -67,6 +67,8 @@ export class WriteTransactions {
   /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
   readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
   #draining = false;
+  /** The drain in progress, settled when its last transaction has committed or failed. */
+  #drained: Promise<void> = Promise.resolve();
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -90,7 +92,7 @@ export class WriteTransactions {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (this.#draining) return;
       this.#draining = true;
-      void this.#gate(() => this.#drain());
+      this.#drained = this.#gate(() => this.#drain()).catch(() => undefined);
     });
   }
 
@@ -142,6 +144,15 @@ export class WriteTransactions {
         }),
       ),
     );
+  }
+
+  /**
+   * Settles once the write transactions queued so far have committed or failed: a store waits for it
+   * before it closes its database, so a transaction between its last statement and its COMMIT (it
+   * turns the event loop once there) is not cut off.
+   */
+  idle(): Promise<void> {
+    return this.#draining ? this.#drained : Promise.resolve();
   }
 
   /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */

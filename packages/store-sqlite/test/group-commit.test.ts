@@ -101,6 +101,17 @@ describe("group commit", () => {
     await close();
   });
 
+  test("close() waits for a write in flight: it commits before the database closes", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const store = await SqliteStore.open({ path });
+    const saving = store.threads.save(thread("in-flight"));
+    await store.close();
+    await expect(saving).resolves.toBeUndefined();
+    const reopened = await SqliteStore.open({ path });
+    expect(await reopened.threads.findByTenantIdAndThreadId("t", "in-flight")).toBeDefined();
+    await reopened.close();
+  });
+
   test("a write resolves only after its commit, and a later write starts a new transaction", async () => {
     const { store, current, commits, close } = await openWithTakeover();
     const before = commits();

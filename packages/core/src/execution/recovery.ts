@@ -4,11 +4,10 @@ import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseStatus } from "../pauses/pause-status.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
-import type { Lease } from "../store/lease-repository.js";
 import type { ClockTimer } from "../time/clock.js";
 import type { ExecutionRecorder } from "./execution-recorder.js";
 import type { TreeMover } from "./pass.js";
-import { CONTINUE, ENDED, readTree, type Tree } from "./tree.js";
+import { CONTINUE, ENDED, readTree } from "./tree.js";
 import type { TreeLeases } from "./tree-leases.js";
 
 /** How often the recovery sweep runs, on the application's Clock. */
@@ -72,36 +71,47 @@ export class Recovery {
     pauseId: string | undefined,
   ): Promise<void> {
     const { clock, store, logger } = this.#services;
-    // One unit of work, as phase 1 of a resume claims its tree: the pause checked, the lease taken, the
-    // tree read under it and marked running land in one commit, or none of them does.
-    let granted: Lease | undefined;
-    let claimed: { tree: Tree; lease: Lease } | undefined;
-    try {
-      claimed = await store.atomically(async () => {
-        granted = undefined;
-        if (pauseId !== undefined) {
-          // Another instance sweeping the same page may have taken it since: nothing to claim.
-          const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
-          if (pause?.status !== PauseStatus.Resolved) return undefined;
-        }
-        const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
-        if (lease === undefined) return undefined;
-        granted = lease;
+    if (pauseId !== undefined) {
+      // Another instance sweeping the same page may have taken it since: one read instead of a lease.
+      const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+      if (pause?.status !== PauseStatus.Resolved) return;
+    }
+    // One unit of work, as phase 1 of a resume claims its tree: the lease taken, the tree read under it
+    // and marked running land in one commit. A failure after the lease was taken is returned, not
+    // thrown, so the lease commits and is released below: a unit that rolled back would leave no lease,
+    // and releasing its epoch then could end the lease of whoever took the tree next.
+    const claimed = await store.atomically(async () => {
+      const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
+      if (lease === undefined) return undefined;
+      try {
         const tree = await readTree(this.#services, tenantId, rootExecutionId);
         const status = tree.stored?.status;
         if (status !== undefined && ENDED.has(status)) {
           // Moved by another instance since the page was read, or an answer that came after its tree
           // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
           if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
-          await store.leases.release(lease);
-          return undefined;
+          return { lease, ended: true as const };
         }
         await this.#recorder.markRunning(tree, lease);
-        return { tree, lease };
-      });
-    } catch (error) {
-      // A store whose unit rolled back took no lease; the in-memory store keeps what it wrote.
-      if (granted !== undefined) await store.leases.release(granted).catch(() => undefined);
+        return { lease, tree };
+      } catch (error) {
+        return { lease, failed: error };
+      }
+    });
+    if (claimed === undefined) return;
+    const { lease } = claimed;
+    if ("ended" in claimed) {
+      await store.leases.release(lease).catch(() => undefined);
+      return;
+    }
+    if ("failed" in claimed) {
+      // A unit whose statement failed may have committed without its writes (Postgres ends a failed
+      // transaction's COMMIT as a rollback): release the lease only if this very grant is on record.
+      const held = await store.leases.find(lease.key).catch(() => undefined);
+      if (held?.holder === lease.holder && held.epoch === lease.epoch) {
+        await store.leases.release(lease).catch(() => undefined);
+      }
+      const error = claimed.failed;
       logger.log({
         level: LogLevel.Warn,
         event: "sweep.recover-failed",
@@ -111,8 +121,7 @@ export class Recovery {
       });
       return;
     }
-    if (claimed === undefined) return;
-    const { tree, lease } = claimed;
+    const { tree } = claimed;
     logger.log({
       level: LogLevel.Info,
       event: "sweep.recovering",

@@ -191,6 +191,56 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     }
   });
 
+  test("a tree the sweep cannot carry on is logged and its lease let go; the lease was on record all along, so nobody else's is ended", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+    logger,
+  }) => {
+    const { pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-unreadable");
+    const resolved = await store.pauses.resolve(
+      acme.tenantId,
+      pauseId,
+      { decision: { approved: true }, responder: "m-1" },
+      clock.now(),
+    );
+    // A record whose start this deployment does not know (a rolling deploy, say): reading the tree fails.
+    const stored = await store.executions.findByTenantIdAndExecutionId(
+      acme.tenantId,
+      resolved?.rootExecutionId as string,
+    );
+    if (stored === undefined) throw new Error("no execution");
+    await store.executions.save({
+      ...stored,
+      record: { ...(stored.record as object), start: "RetiredStart" },
+    });
+    // Another instance tries the tree the moment before the sweep lets go of its lease.
+    let other: Awaited<ReturnType<typeof store.leases.acquire>> | "not tried" = "not tried";
+    const release = store.leases.release.bind(store.leases);
+    store.leases.release = async (fence) => {
+      if (other === "not tried") {
+        other = await store.leases.acquire({
+          key: threadKey,
+          holder: "other",
+          now: clock.now(),
+          ttlMs: LEASE_TTL_MS,
+        });
+      }
+      return release(fence);
+    };
+    await clock.advance(1_001);
+    await app.sweepOnce(RETENTION_MS);
+    store.leases.release = release;
+    expect(logger.entries.filter((e) => e.event === "sweep.recover-failed")).toHaveLength(1);
+    // The sweep's lease was committed when it let go, so the other instance was refused, not granted
+    // the same epoch only to lose it to the release.
+    expect(other).toBeUndefined();
+    const after = await store.leases.find(threadKey);
+    expect(after === undefined || after.expiresAt <= clock.now()).toBe(true);
+    expect(app.get(Desk).refunds).toHaveLength(0);
+  });
+
   test("a tool result kept on the pause is used on recovery: the tool is not called again", async ({
     app,
     mockLlm,
