@@ -67,8 +67,8 @@ export class WriteTransactions {
   /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
   readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
   #draining = false;
-  /** The drain in progress, settled when its last transaction has committed or failed. */
-  #drained: Promise<void> = Promise.resolve();
+  /** The write transactions asked for and not yet settled (see {@link idle}). */
+  readonly #pending = new Set<Promise<unknown>>();
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -87,13 +87,14 @@ export class WriteTransactions {
   run<T>(work: Work<T>): Promise<T> {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
-    if (!this.#capabilities.groupCommit) return this.#gate(() => this.#alone(work));
-    return new Promise<T>((resolve, reject) => {
+    if (!this.#capabilities.groupCommit) return this.#tracked(this.#gate(() => this.#alone(work)));
+    const queued = new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (this.#draining) return;
       this.#draining = true;
-      this.#drained = this.#gate(() => this.#drain()).catch(() => undefined);
+      void this.#gate(() => this.#drain());
     });
+    return this.#tracked(queued);
   }
 
   /**
@@ -117,7 +118,7 @@ export class WriteTransactions {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
     if (this.#capabilities.groupCommit) return this.run(work);
-    return this.#gate(() => this.#retry.statement(() => work(this.#db)));
+    return this.#tracked(this.#gate(() => this.#retry.statement(() => work(this.#db))));
   }
 
   /**
@@ -133,26 +134,36 @@ export class WriteTransactions {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
     if (this.#capabilities.groupCommit) return this.run(work);
-    return this.#gate(() =>
-      this.#retry.write(() =>
-        this.#db.connection().execute(async (connection) => {
-          try {
-            return await work(connection);
-          } catch (error) {
-            throw new CommitFailure(error);
-          }
-        }),
+    return this.#tracked(
+      this.#gate(() =>
+        this.#retry.write(() =>
+          this.#db.connection().execute(async (connection) => {
+            try {
+              return await work(connection);
+            } catch (error) {
+              throw new CommitFailure(error);
+            }
+          }),
+        ),
       ),
     );
   }
 
   /**
-   * Settles once the write transactions queued so far have committed or failed: a store waits for it
-   * before it closes its database, so a transaction between its last statement and its COMMIT (it
-   * turns the event loop once there) is not cut off.
+   * Settles once the write transactions asked for so far have committed or failed (not those asked for
+   * later): a store waits for it before it closes its database, so a transaction between its last
+   * statement and its COMMIT (it turns the event loop once there) is not cut off.
    */
-  idle(): Promise<void> {
-    return this.#draining ? this.#drained : Promise.resolve();
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Counts `transaction` among the pending ones until it settles. */
+  #tracked<T>(transaction: Promise<T>): Promise<T> {
+    this.#pending.add(transaction);
+    const settle = () => this.#pending.delete(transaction);
+    transaction.then(settle, settle);
+    return transaction;
   }
 
   /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */

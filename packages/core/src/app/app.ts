@@ -356,7 +356,9 @@ export class App {
    * Inside phase 1's unit of work: takes the answered tree's lease when it is free, reads the tree under
    * it and marks it running, so the answer and the start of phase 2 share one commit. Undefined when the
    * lease is held (phase 2 then waits for it); a tree that cannot be read is handed on as `failed`, its
-   * lease still taken (the caller releases it), so the answer is kept either way.
+   * lease still taken (the caller lets go of it), so the answer is kept. (A statement of the unit that
+   * fails on Postgres aborts its transaction: then nothing of it is kept, the answer included, and the
+   * caller gets the error with the pause still pending.)
    */
   async #claim(resolved: PauseRecord): Promise<Claimed | undefined> {
     const lease = await this.#leases.tryAcquire(`${resolved.tenantId}/${resolved.threadId}`);
@@ -465,7 +467,8 @@ export class App {
     const { held, resolved, responder, withRecord, signal, progress } = args;
     const { lease } = held;
     if ("failed" in held) {
-      await this.#services.store.leases.release(lease).catch(() => undefined);
+      // The unit that took the lease may have ended without it: let go only of a grant on record.
+      await this.#leases.releaseIfHeld(lease).catch(() => undefined);
       throw held.failed;
     }
     const { tree } = held;

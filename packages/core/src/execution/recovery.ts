@@ -1,13 +1,15 @@
 import { actOnDeadline } from "../answering/pause-deadlines.js";
+import { StoreUnavailableError } from "../errors/app-errors.js";
 import { LogLevel } from "../logging/logger.js";
 import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseStatus } from "../pauses/pause-status.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import type { Lease } from "../store/lease-repository.js";
 import type { ClockTimer } from "../time/clock.js";
 import type { ExecutionRecorder } from "./execution-recorder.js";
 import type { TreeMover } from "./pass.js";
-import { CONTINUE, ENDED, readTree } from "./tree.js";
+import { CONTINUE, ENDED, readTree, type Tree } from "./tree.js";
 import type { TreeLeases } from "./tree-leases.js";
 
 /** How often the recovery sweep runs, on the application's Clock. */
@@ -16,6 +18,12 @@ export const SWEEP_INTERVAL_MS = 30_000;
 const SWEEP_PAGE = 100;
 /** How long an answered pause may wait for its own resumer before the sweep takes it over. */
 const RECOVERY_GRACE_MS = 1_000;
+
+/** How the sweep's claim of one tree ended: carried on, found ended, or failed (with its lease, if one was taken). */
+type Claim =
+  | { readonly lease: Lease; readonly tree: Tree }
+  | { readonly lease: Lease; readonly ended: true }
+  | { readonly lease?: Lease; readonly failed: unknown };
 
 /**
  * The recovery sweep: every 30 s on the Clock, on every instance, it removes pause records past their
@@ -78,39 +86,41 @@ export class Recovery {
     }
     // One unit of work, as phase 1 of a resume claims its tree: the lease taken, the tree read under it
     // and marked running land in one commit. A failure after the lease was taken is returned, not
-    // thrown, so the lease commits and is released below: a unit that rolled back would leave no lease,
-    // and releasing its epoch then could end the lease of whoever took the tree next.
-    const claimed = await store.atomically(async () => {
-      const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
-      if (lease === undefined) return undefined;
-      try {
-        const tree = await readTree(this.#services, tenantId, rootExecutionId);
-        const status = tree.stored?.status;
-        if (status !== undefined && ENDED.has(status)) {
-          // Moved by another instance since the page was read, or an answer that came after its tree
-          // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
-          if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
-          return { lease, ended: true as const };
+    // thrown, so that the unit commits the lease and it is let go below.
+    let claimed: Claim | undefined;
+    try {
+      claimed = await store.atomically(async (): Promise<Claim | undefined> => {
+        const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
+        if (lease === undefined) return undefined;
+        try {
+          const tree = await readTree(this.#services, tenantId, rootExecutionId);
+          const status = tree.stored?.status;
+          if (status !== undefined && ENDED.has(status)) {
+            // Moved by another instance since the page was read, or an answer that came after its tree
+            // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
+            if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
+            return { lease, ended: true };
+          }
+          await this.#recorder.markRunning(tree, lease);
+          return { lease, tree };
+        } catch (error) {
+          return { lease, failed: error };
         }
-        await this.#recorder.markRunning(tree, lease);
-        return { lease, tree };
-      } catch (error) {
-        return { lease, failed: error };
-      }
-    });
+      });
+    } catch (error) {
+      // The store is out of reach (retries spent, or a COMMIT whose outcome is unknown): the next tree
+      // would meet the same, so the round stops here. Anything else concerns this tree alone.
+      if (error instanceof StoreUnavailableError) throw error;
+      claimed = { failed: error };
+    }
     if (claimed === undefined) return;
-    const { lease } = claimed;
     if ("ended" in claimed) {
-      await store.leases.release(lease).catch(() => undefined);
+      await store.leases.release(claimed.lease).catch(() => undefined);
       return;
     }
     if ("failed" in claimed) {
-      // A unit whose statement failed may have committed without its writes (Postgres ends a failed
-      // transaction's COMMIT as a rollback): release the lease only if this very grant is on record.
-      const held = await store.leases.find(lease.key).catch(() => undefined);
-      if (held?.holder === lease.holder && held.epoch === lease.epoch) {
-        await store.leases.release(lease).catch(() => undefined);
-      }
+      // Let go only of a grant on record: the unit may have ended without it.
+      if (claimed.lease !== undefined) await this.#leases.releaseIfHeld(claimed.lease).catch(() => undefined);
       const error = claimed.failed;
       logger.log({
         level: LogLevel.Warn,
@@ -121,6 +131,7 @@ export class Recovery {
       });
       return;
     }
+    const { lease } = claimed;
     const { tree } = claimed;
     logger.log({
       level: LogLevel.Info,

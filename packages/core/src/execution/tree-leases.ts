@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { LEASE_TTL_MS } from "../services/tree-lease.js";
-import type { Lease } from "../store/lease-repository.js";
+import type { Lease, LeaseRepository } from "../store/lease-repository.js";
 
 /**
  * Takes execution trees' leases for this process: each acquisition under a holder id of its own.
@@ -38,6 +38,16 @@ export class TreeLeases {
   }
 
   /**
+   * Lets go of `lease` only if this very grant is on record (same holder, same epoch). For a lease taken
+   * inside a unit of work that failed: a unit may end without its writes (Postgres turns a failed
+   * transaction's COMMIT into a rollback), and the next grant of the key then carries the same epoch
+   * for another holder, whose lease a release by epoch alone would end.
+   */
+  releaseIfHeld(lease: Lease): Promise<void> {
+    return releaseIfHeld(this.#services.store.leases, lease);
+  }
+
+  /**
    * A holder id for one lease acquisition. Each call that moves a tree holds its lease under its own
    * id, so a second call in this process (the sweep, a resume, an execute on the same thread) waits
    * or steps aside like one from another instance, instead of being granted the lease it already holds.
@@ -66,4 +76,10 @@ export class TreeLeases {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
+}
+
+/** {@link TreeLeases.releaseIfHeld} on a lease repository. @internal */
+export async function releaseIfHeld(leases: LeaseRepository, lease: Lease): Promise<void> {
+  const held = await leases.find(lease.key);
+  if (held?.holder === lease.holder && held.epoch === lease.epoch) await leases.release(lease);
 }
