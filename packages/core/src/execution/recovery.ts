@@ -131,8 +131,7 @@ export class Recovery {
       });
       return;
     }
-    const { lease } = claimed;
-    const { tree } = claimed;
+    const { lease, tree } = claimed;
     logger.log({
       level: LogLevel.Info,
       event: "sweep.recovering",
