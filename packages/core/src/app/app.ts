@@ -612,6 +612,9 @@ export class App {
     for (const controller of this.#mover.running.values()) controller.abort(new AppClosedError());
     // Background moves stop with the passes they run; an answer they leave resolved waits for a sweep.
     await this.idle();
+    // So does a sweep round in flight: it starts no tree once the app is closed, and the store stays
+    // open until it has stopped.
+    await this.#recovery.idle();
     try {
       await this.#services.container.stop();
     } finally {

@@ -38,6 +38,8 @@ export class Recovery {
   readonly #recorder: ExecutionRecorder;
   readonly #isClosed: () => boolean;
   #sweep: ClockTimer | undefined;
+  /** The rounds in flight. */
+  readonly #rounds = new Set<Promise<void>>();
 
   constructor(args: {
     services: RuntimeServices;
@@ -132,6 +134,12 @@ export class Recovery {
       return;
     }
     const { lease, tree } = claimed;
+    if (this.#isClosed()) {
+      // Claimed while the app closed: recorded as running with its lease let go, the tree is the next
+      // sweep's, on any instance.
+      await store.leases.release(lease).catch(() => undefined);
+      return;
+    }
     logger.log({
       level: LogLevel.Info,
       event: "sweep.recovering",
@@ -242,8 +250,21 @@ export class Recovery {
     }
   }
 
-  /** @internal One round of the sweep. */
-  async sweepOnce(retentionMs: number): Promise<void> {
+  /** @internal One round of the sweep; {@link idle} waits for it. */
+  sweepOnce(retentionMs: number): Promise<void> {
+    const round = this.#round(retentionMs);
+    this.#rounds.add(round);
+    const settle = () => this.#rounds.delete(round);
+    round.then(settle, settle);
+    return round;
+  }
+
+  /** Settles once no round of the sweep is in flight (`app.close()` waits for it after stopping them). */
+  async idle(): Promise<void> {
+    while (this.#rounds.size > 0) await Promise.allSettled([...this.#rounds]);
+  }
+
+  async #round(retentionMs: number): Promise<void> {
     const { clock, store, logger } = this.#services;
     try {
       const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);

@@ -241,6 +241,46 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(app.get(Desk).refunds).toHaveLength(0);
   });
 
+  test("app.close() waits for a sweep round in flight: the round has settled when close returns", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-closing");
+    await store.pauses.resolve(
+      acme.tenantId,
+      pauseId,
+      { decision: { approved: true }, responder: "m-1" },
+      clock.now(),
+    );
+    const desk = app.get(Desk);
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let entered = () => {};
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    desk.refundGate = async () => {
+      entered();
+      await gate;
+    };
+    await clock.advance(1_001);
+    let settled = false;
+    const round = app.sweepOnce(RETENTION_MS).then(() => {
+      settled = true;
+    });
+    await inTool;
+    const opening = setTimeout(open, 100);
+    await app.close();
+    expect(settled).toBe(true);
+    clearTimeout(opening);
+    open();
+    await round;
+  });
+
   test("a tool result kept on the pause is used on recovery: the tool is not called again", async ({
     app,
     mockLlm,
