@@ -17,8 +17,8 @@ const held = new WeakMap<Kysely<AgbossDatabase>, SyncStatements>();
  * a connection nothing else can use meanwhile: kysely hands it to one transaction at a time, and a
  * synchronous driver runs each statement to its end before anything else runs. @internal
  */
-export function hold(connection: Kysely<AgbossDatabase>, statements: SyncStatements | undefined): void {
-  if (statements !== undefined) held.set(connection, statements);
+export function hold(connection: Kysely<AgbossDatabase>, statements: SyncStatements): void {
+  held.set(connection, statements);
 }
 
 /** Ends {@link hold}: the connection's statements go through kysely again. @internal */

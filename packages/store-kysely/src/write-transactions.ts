@@ -191,8 +191,12 @@ export class WriteTransactions {
     );
   }
 
-  /** Runs `work` with `connection` held (see `hold`): on a synchronous driver its statements run at once. */
+  /**
+   * Runs `work` with `connection` held (see `hold`): on a synchronous driver its statements run at once.
+   * Without one there is nothing to hold, and `work` runs as it is.
+   */
   async #holding<T>(connection: Kysely<AgbossDatabase>, work: () => Promise<T>): Promise<T> {
+    if (this.#sync === undefined) return work();
     hold(connection, this.#sync);
     try {
       return await work();
