@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type QueryResult } from "kysely";
+import { type Compilable, CompiledQuery, type InferResult, type Kysely, type QueryResult } from "kysely";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 
 /**
@@ -10,6 +10,29 @@ export type SyncStatements = (sql: string, parameters: readonly unknown[]) => Qu
 
 /** The connections write transactions hold right now, with the runner for each. */
 const held = new WeakMap<Kysely<AgbossDatabase>, SyncStatements>();
+
+/**
+ * A store's read instance whose statements may run at once on a synchronous driver while no write
+ * transaction holds the connection (see {@link readAtOnce}).
+ */
+const readers = new WeakMap<
+  Kysely<AgbossDatabase>,
+  { readonly statements: SyncStatements; readonly busy: () => boolean }
+>();
+
+/**
+ * Lets statements run on `reads` (a store's read instance over one connection of a synchronous driver)
+ * go straight to `statements` while `busy()` says no write transaction holds that connection: they read
+ * what is committed, as they would through kysely, without its driver's promises. While a transaction
+ * holds it they go through kysely and wait for it, as before. @internal
+ */
+export function readAtOnce(
+  reads: Kysely<AgbossDatabase>,
+  statements: SyncStatements,
+  busy: () => boolean,
+): void {
+  readers.set(reads, { statements, busy });
+}
 
 /**
  * Marks `connection` (the kysely instance a write transaction runs on) as held by the caller until
@@ -37,7 +60,18 @@ export function runOn<TRow>(
   parameters: readonly unknown[],
 ): Promise<QueryResult<TRow>> {
   const statements = held.get(db);
-  if (statements === undefined) return db.executeQuery<TRow>(CompiledQuery.raw(sql, parameters as unknown[]));
+  if (statements === undefined) {
+    const reader = readers.get(db);
+    if (reader !== undefined && !reader.busy()) {
+      try {
+        return Promise.resolve(reader.statements(sql, parameters) as QueryResult<TRow>);
+      } catch {
+        // Whatever failed is run again through kysely, which retries a transient fault and reports
+        // any other as it always has.
+      }
+    }
+    return db.executeQuery<TRow>(CompiledQuery.raw(sql, parameters as unknown[]));
+  }
   try {
     return Promise.resolve(statements(sql, parameters) as QueryResult<TRow>);
   } catch (error) {
@@ -51,4 +85,17 @@ export function runCompiledOn(
   query: CompiledQuery,
 ): Promise<QueryResult<unknown>> {
   return held.has(db) ? runOn(db, query.sql, query.parameters) : db.executeQuery(query);
+}
+
+/**
+ * Runs a query built with kysely's builder on `db` as {@link runOn} does (at once where it can), and
+ * returns its rows: for the hot reads whose shape varies (an `in` list, optional filters), which a
+ * `PreparedQuery` cannot hold. @internal
+ */
+export async function rowsOf<TQuery extends Compilable<unknown>>(
+  db: Kysely<AgbossDatabase>,
+  query: TQuery,
+): Promise<InferResult<TQuery>> {
+  const { sql, parameters } = query.compile();
+  return (await runOn(db, sql, parameters)).rows as InferResult<TQuery>;
 }

@@ -2,7 +2,7 @@ import type { Store } from "@agboss/core";
 import type { Kysely } from "kysely";
 import { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
 import { FaultRetry } from "./fault-retry.js";
-import type { SyncStatements } from "./held-connections.js";
+import { readAtOnce, type SyncStatements } from "./held-connections.js";
 import { migrateStore } from "./migrations/migrate-store.js";
 import { KyselyBudgetLedgerRepository } from "./repositories/kysely-budget-ledger-repository.js";
 import { KyselyExecutionRecordRepository } from "./repositories/kysely-execution-record-repository.js";
@@ -94,6 +94,9 @@ export class KyselyStore implements Store {
       syncStatements: config.syncStatements,
     });
     const reads = capabilities.faultOf === undefined ? db : withRetriedReads(db, retry);
+    if (config.syncStatements !== undefined) {
+      readAtOnce(reads, config.syncStatements, () => transactions.holding);
+    }
     this.#transactions = transactions;
     this.#database = Object.freeze({
       // Reads inside a unit of work run on its transaction: they see its writes, and on Postgres they

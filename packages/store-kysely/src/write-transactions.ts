@@ -67,6 +67,8 @@ export class WriteTransactions {
   /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
   readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
   #draining = false;
+  /** How many write transactions hold the connection of a synchronous driver right now (0 or 1). */
+  #holds = 0;
   /** The write transactions asked for and not yet settled (see {@link idle}). */
   readonly #pending = new Set<Promise<unknown>>();
 
@@ -166,6 +168,11 @@ export class WriteTransactions {
     return transaction;
   }
 
+  /** Whether a write transaction holds the connection of a synchronous driver right now. */
+  get holding(): boolean {
+    return this.#holds > 0;
+  }
+
   /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */
   current(): Kysely<AgbossDatabase> | undefined {
     return this.#unit.getStore();
@@ -198,9 +205,11 @@ export class WriteTransactions {
   async #holding<T>(connection: Kysely<AgbossDatabase>, work: () => Promise<T>): Promise<T> {
     if (this.#sync === undefined) return work();
     hold(connection, this.#sync);
+    this.#holds += 1;
     try {
       return await work();
     } finally {
+      this.#holds -= 1;
       letGo(connection);
     }
   }

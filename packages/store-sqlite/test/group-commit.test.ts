@@ -123,33 +123,71 @@ describe("group commit", () => {
   });
 });
 
+/**
+ * A store on a SQLite file whose synchronous runner notes the first three words of each statement it
+ * runs (from after its migration on).
+ */
+async function openTracingStatements() {
+  const database = new Database(dir.file(`${randomUUID()}.sqlite`));
+  database.pragma("journal_mode = WAL");
+  const statements = cacheStatements(database as unknown as SqliteDatabase);
+  const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database: statements }) });
+  const direct = syncStatementsOf(statements);
+  const ran: string[] = [];
+  const store = new KyselyStore({
+    db,
+    capabilities: SQLITE_CAPABILITIES,
+    name: "sqlite:sync-statements",
+    syncStatements: (sql, parameters) => {
+      ran.push(sql.trim().split(/\s+/).slice(0, 3).join(" ").toLowerCase());
+      return direct(sql, parameters);
+    },
+  });
+  await store.migrate();
+  ran.splice(0);
+  return { store, db, ran };
+}
+
 describe("statements of a write transaction", () => {
-  test("run at once through the store's synchronous runner on the connection it holds; reads outside go through kysely", async () => {
-    const database = new Database(dir.file(`${randomUUID()}.sqlite`));
-    database.pragma("journal_mode = WAL");
-    const statements = cacheStatements(database as unknown as SqliteDatabase);
-    const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database: statements }) });
-    const direct = syncStatementsOf(statements);
-    const ran: string[] = [];
-    const store = new KyselyStore({
-      db,
-      capabilities: SQLITE_CAPABILITIES,
-      name: "sqlite:sync-statements",
-      syncStatements: (sql, parameters) => {
-        ran.push(sql.trim().split(/\s+/).slice(0, 3).join(" ").toLowerCase());
-        return direct(sql, parameters);
-      },
-    });
-    await store.migrate();
-    ran.splice(0);
+  test("run at once through the store's synchronous runner on the connection it holds; reads outside one run at once too, and wait for one that holds it", async () => {
+    const { store, db, ran } = await openTracingStatements();
     await store.threads.save(thread("one"));
     expect(ran[0]).toBe("begin immediate");
     expect(ran).toContain('insert into "agboss_threads"');
     expect(ran.at(-1)).toBe("commit");
-    const written = ran.length;
-    const read = await store.threads.findByTenantIdAndThreadId("t", "one");
-    expect(read?.threadId).toBe("one");
-    expect(ran).toHaveLength(written);
+    ran.splice(0);
+    // No transaction holds the connection: the read runs at once, on the same runner.
+    expect((await store.threads.findByTenantIdAndThreadId("t", "one"))?.threadId).toBe("one");
+    expect(ran).toEqual(["select * from"]);
+    ran.splice(0);
+
+    // A unit of work holds it: a read from outside the unit goes through kysely, waits for the commit,
+    // and never sees the unit's writes before they are committed.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const unit = store.atomically(async () => {
+      await store.threads.save(thread("two"));
+      entered();
+      await gate;
+    });
+    await inside;
+    let read: unknown = "pending";
+    const reading = store.threads.findByTenantIdAndThreadId("t", "two").then((found) => {
+      read = found?.threadId;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(read).toBe("pending");
+    release();
+    await unit;
+    await reading;
+    expect(read).toBe("two");
+    expect(ran.filter((sql) => sql === "select * from")).toEqual([]);
     await db.destroy();
   });
 });

@@ -7,6 +7,7 @@ import type {
 import type { Insertable, OnConflictBuilder, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, runFenced, typed, withFence } from "../fenced-statement.js";
+import { rowsOf } from "../held-connections.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, ExecutionTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
@@ -231,14 +232,16 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     tenantId: string,
     rootExecutionId: string,
   ): Promise<StoredPauseAnswer[]> {
-    const rows = await this.#store.db
-      .selectFrom("agboss_pause_answers")
-      .selectAll()
-      .where("tenant_id", "=", tenantId)
-      .where("root_execution_id", "=", rootExecutionId)
-      .orderBy("asked_at", "asc")
-      .orderBy("idempotency_key", "asc")
-      .execute();
+    const rows = await rowsOf(
+      this.#store.db,
+      this.#store.db
+        .selectFrom("agboss_pause_answers")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("root_execution_id", "=", rootExecutionId)
+        .orderBy("asked_at", "asc")
+        .orderBy("idempotency_key", "asc"),
+    );
     return rows.map((row) => ({
       tenantId: row.tenant_id,
       rootExecutionId: row.root_execution_id,

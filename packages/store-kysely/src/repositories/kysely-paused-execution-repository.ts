@@ -11,6 +11,7 @@ import type {
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, withFence } from "../fenced-statement.js";
+import { rowsOf } from "../held-connections.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
@@ -129,7 +130,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       select = select.where("root_execution_id", "=", query.rootExecutionId);
     select = select.orderBy("asked_at", "asc").orderBy("pause_id", "asc");
     if (query.limit !== undefined) select = select.limit(query.limit);
-    const rows = await select.execute();
+    const rows = await rowsOf(this.#store.db, select);
     return rows.map(toPause);
   }
 
@@ -327,11 +328,13 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     }
     return inWriteTransaction(this.#store, async (trx) => {
       await this.#fence.assert(trx, fence);
+      // The first result stays (a second one would come from a call that ran again): the update writes
+      // only where none is stored, and the pause is read only when it wrote nothing.
+      const set = { tool_result: toJsonText(result) };
+      const saved = await this.#update(trx, tenantId, pauseId, PauseStatus.Taken, set, { unsetResult: true });
+      if (saved !== undefined) return saved;
       const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
-      if (row === undefined || row.status !== PauseStatus.Taken) return undefined;
-      // The first result stays: a second one would come from a call that ran again.
-      if (row.tool_result !== null && row.tool_result !== undefined) return toPause(row);
-      return this.#update(trx, tenantId, pauseId, PauseStatus.Taken, { tool_result: toJsonText(result) });
+      return row?.status === PauseStatus.Taken ? toPause(row) : undefined;
     });
   }
 
@@ -397,12 +400,13 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     pauseId: string,
     from: PauseStatus,
     set: Updateable<PauseTable>,
+    options: { unsetResult?: boolean } = {},
   ): Promise<PauseRecord | undefined> {
     const changes = set as Record<string, unknown>;
     const columns = Object.keys(set).filter(
       (column) => changes[column] !== undefined,
     ) as (keyof Updateable<PauseTable> & string)[];
-    const update = this.#updateOf(columns);
+    const update = this.#updateOf(columns, options.unsetResult === true);
     const args: Record<string, unknown> = { ...set, tenantId, pauseId, from };
     if (this.#store.capabilities.supportsReturning) {
       const row = await update.first(trx, args);
@@ -469,17 +473,19 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     });
   }
 
-  #updateOf(columns: readonly (keyof Updateable<PauseTable> & string)[]) {
-    const key = columns.join(",");
+  /** The conditional update of `columns`; with `unsetResult`, only of a pause that keeps no tool result yet. */
+  #updateOf(columns: readonly (keyof Updateable<PauseTable> & string)[], unsetResult: boolean) {
+    const key = `${columns.join(",")}${unsetResult ? "|unset-result" : ""}`;
     let update = this.#updates.get(key);
     if (update === undefined) {
       update = new PreparedQuery((slot) => {
-        const query = this.#store.db
+        const changed = this.#store.db
           .updateTable("agboss_pauses")
           .set(Object.fromEntries(columns.map((column) => [column, slot(column)])))
           .where("tenant_id", "=", slot("tenantId") as string)
           .where("pause_id", "=", slot("pauseId") as string)
           .where("status", "=", slot("from") as string);
+        const query = unsetResult ? changed.where("tool_result", "is", null) : changed;
         return this.#store.capabilities.supportsReturning ? query.returningAll() : query;
       });
       this.#updates.set(key, update);
