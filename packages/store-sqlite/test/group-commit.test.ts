@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { LeaseLostError } from "@agboss/core";
-import type { Fence } from "@agboss/core/store";
+import { type Fence, KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect } from "kysely";
@@ -147,6 +147,34 @@ async function openTracingStatements() {
   ran.splice(0);
   return { store, db, ran };
 }
+
+describe("a checkpoint read kept for the next one", () => {
+  test("spares that read its statements, once: the read after it reads again", async () => {
+    const { store, db, ran } = await openTracingStatements();
+    const config = { configurable: { thread_id: "kept", checkpoint_ns: "" } };
+    const checkpoint = {
+      v: 4,
+      id: "00000000-0000-6000-8000-000000000001",
+      ts: new Date(0).toISOString(),
+      channel_values: { messages: ["hi"] },
+      channel_versions: { messages: 1 },
+      versions_seen: {},
+    };
+    await store.checkpointer.put(config, checkpoint, { source: "input", step: -1, parents: {} }, { messages: 1 });
+    ran.splice(0);
+    const read = await store.checkpointer.getTuple({
+      configurable: { ...config.configurable, [KEEP_READ_CONFIG_KEY]: "token-1" },
+    });
+    expect(ran.length).toBeGreaterThan(0);
+    ran.splice(0);
+    const kept = { configurable: { ...config.configurable, [KEPT_READ_CONFIG_KEY]: "token-1" } };
+    expect(await store.checkpointer.getTuple(kept)).toEqual(read);
+    expect(ran).toEqual([]);
+    expect(await store.checkpointer.getTuple(kept)).toEqual(read);
+    expect(ran.length).toBeGreaterThan(0);
+    await db.destroy();
+  });
+});
 
 describe("statements of a write transaction", () => {
   test("run at once through the store's synchronous runner on the connection it holds; reads outside one run at once too, and wait for one that holds it", async () => {

@@ -19,7 +19,12 @@ import { tellFollowersFailed, tellFollowersRested } from "../services/followers.
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { frameAttributes } from "../services/tracing.js";
 import { keepLeaseAlive } from "../services/tree-lease.js";
-import { CHECKPOINT_HISTORY_CONFIG_KEY, type CheckpointHistory } from "../store/checkpoint-history.js";
+import {
+  CHECKPOINT_HISTORY_CONFIG_KEY,
+  type CheckpointHistory,
+  KEEP_READ_CONFIG_KEY,
+  KEPT_READ_CONFIG_KEY,
+} from "../store/checkpoint-history.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { ExecutionEventEmitter } from "./event-emitter.js";
@@ -201,8 +206,13 @@ export class TreeMover {
     let snapshot: Snapshot | undefined;
     let moved = false;
     for (;;) {
+      // The token under which the checkpointer keeps this read of the checkpoint for invoke's.
+      let kept: string | undefined;
       if (command === CONTINUE) {
-        snapshot = await graph.getState(configOf(pass));
+        kept = `${lease.key}#${++keptReads}`;
+        snapshot = await graph.getState({
+          configurable: { thread_id: lease.key, [KEEP_READ_CONFIG_KEY]: kept },
+        });
         if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
           // Recorded as started, but its first checkpoint never landed: its process died at the start.
           throw new ExecutionInterruptedError(frame.executionId);
@@ -222,6 +232,7 @@ export class TreeMover {
             thread_id: lease.key,
             [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
             [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
+            ...(kept === undefined ? {} : { [KEPT_READ_CONFIG_KEY]: kept }),
           },
           signal: pass.controller.signal,
           recursionLimit: 10_000,
@@ -528,6 +539,9 @@ interface Pass {
   /** Whether the tree's flow (or a child flow) has a parallel launch, whose branches a pass may withdraw. */
   readonly holdsLaunch: boolean;
 }
+
+/** Numbers the reads a pass asks the checkpointer to keep for invoke's (see `KEEP_READ_CONFIG_KEY`). */
+let keptReads = 0;
 
 /** The LangGraph config that reads a tree's state. */
 function configOf(pass: Pass) {

@@ -13,3 +13,30 @@ export type CheckpointHistory = "latest" | "all";
 export function keepsLatestOnly(config: { configurable?: Record<string, unknown> } | undefined): boolean {
   return config?.configurable?.[CHECKPOINT_HISTORY_CONFIG_KEY] === "latest";
 }
+
+/**
+ * Where a pass asks the checkpointer to keep what one read found for the graph's next read of the same
+ * checkpoint: a pass reads the latest checkpoint to decide what to resume, then LangGraph's `invoke`
+ * reads it again. `getTuple` with a token under {@link KEEP_READ_CONFIG_KEY} keeps the latest
+ * checkpoint's stored parts under that token; `getTuple` with the same token under
+ * {@link KEPT_READ_CONFIG_KEY} takes them (once) instead of reading, unless the thread was written
+ * since. A checkpointer that keeps nothing reads both times, which is always correct.
+ */
+export const KEEP_READ_CONFIG_KEY = "agboss_keep_read";
+
+/** See {@link KEEP_READ_CONFIG_KEY}: the token of a kept read, for the next read to take. */
+export const KEPT_READ_CONFIG_KEY = "agboss_kept_read";
+
+/** The token a LangGraph config asks a read to keep its parts under, if any (see {@link KEEP_READ_CONFIG_KEY}). */
+export function readToKeep(
+  config: { configurable?: Record<string, unknown> } | undefined,
+): string | undefined {
+  const token = config?.configurable?.[KEEP_READ_CONFIG_KEY];
+  return typeof token === "string" ? token : undefined;
+}
+
+/** The token of a kept read a LangGraph config asks a read to take, if any (see {@link KEEP_READ_CONFIG_KEY}). */
+export function keptRead(config: { configurable?: Record<string, unknown> } | undefined): string | undefined {
+  const token = config?.configurable?.[KEPT_READ_CONFIG_KEY];
+  return typeof token === "string" ? token : undefined;
+}

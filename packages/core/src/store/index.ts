@@ -26,7 +26,11 @@ export { ExecutionStatus } from "../records/execution-status.js";
 export {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   type CheckpointHistory,
+  KEEP_READ_CONFIG_KEY,
+  KEPT_READ_CONFIG_KEY,
   keepsLatestOnly,
+  keptRead,
+  readToKeep,
 } from "./checkpoint-history.js";
 export type { ExecutionRecordRepository } from "./execution-record-repository.js";
 export { FENCE_CONFIG_KEY, type Fence, fenceOf, LeaseLostError } from "./fence.js";

@@ -1,4 +1,4 @@
-import { fenceOf, keepsLatestOnly } from "@agboss/core/store";
+import { fenceOf, keepsLatestOnly, keptRead, readToKeep } from "@agboss/core/store";
 import {
   BaseCheckpointSaver,
   type ChannelVersions,
@@ -19,6 +19,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Kysely, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
+import { rowsOf } from "../held-connections.js";
 import type {
   AgbossDatabase,
   CheckpointBlobTable,
@@ -41,6 +42,15 @@ type ChannelOrigins = Record<string, string>;
 const EMPTY_CHANNEL = "empty";
 /** How many checkpoints' channel origins a saver keeps in memory. */
 const RECENT_ORIGINS = 1_000;
+/** How many reads a saver keeps for a next read (see `KEEP_READ_CONFIG_KEY`) before it drops the oldest. */
+const KEPT_READS = 64;
+
+/** A latest checkpoint's stored parts, kept for the next read of its thread and namespace. */
+interface KeptRead {
+  readonly threadId: string;
+  readonly namespace: string;
+  readonly parts: CheckpointParts;
+}
 
 /**
  * A checkpoint's channel origins as its row stores them: a value of its own is named by an empty id,
@@ -103,6 +113,10 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
    * after, and stay until the thread's next put).
    */
   readonly #writesInFlight = new Map<string, Set<Promise<void>>>();
+  /** Reads kept for a next read, by token, oldest first (see `KEEP_READ_CONFIG_KEY`). */
+  readonly #keptReads = new Map<string, KeptRead>();
+  /** Reads in flight whose parts are to be kept: a write begun on their thread meanwhile overtakes them. */
+  readonly #keeping = new Set<{ readonly threadId: string; overtaken: boolean }>();
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
@@ -116,21 +130,72 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
-    const checkpointId = getCheckpointId(config);
-    if (this.#statements !== undefined) {
-      // The checkpoint, its values and its writes in one round trip.
-      const parts = await this.#statements.read(threadId, namespace, checkpointId || undefined);
+    const checkpointId = getCheckpointId(config) || undefined;
+    if (checkpointId === undefined) {
+      const kept = this.#takeKept(keptRead(config), threadId, namespace);
+      if (kept !== undefined) return this.#toTuple(kept.row, kept);
+    }
+    const keep = checkpointId === undefined ? readToKeep(config) : undefined;
+    if (keep === undefined) {
+      const parts = await this.#readParts(threadId, namespace, checkpointId);
       return parts === undefined ? undefined : this.#toTuple(parts.row, parts);
     }
+    const reading = { threadId, overtaken: false };
+    this.#keeping.add(reading);
+    let parts: CheckpointParts | undefined;
+    try {
+      parts = await this.#readParts(threadId, namespace, undefined);
+    } finally {
+      this.#keeping.delete(reading);
+    }
+    if (parts === undefined) return undefined;
+    if (!reading.overtaken) {
+      this.#keptReads.set(keep, { threadId, namespace, parts });
+      if (this.#keptReads.size > KEPT_READS) {
+        this.#keptReads.delete(this.#keptReads.keys().next().value as string);
+      }
+    }
+    return this.#toTuple(parts.row, parts);
+  }
+
+  /** The parts kept under `token` for this thread and namespace, taken (once); none after a write to the thread. */
+  #takeKept(token: string | undefined, threadId: string, namespace: string): CheckpointParts | undefined {
+    if (token === undefined) return undefined;
+    const kept = this.#keptReads.get(token);
+    if (kept === undefined || kept.threadId !== threadId || kept.namespace !== namespace) return undefined;
+    this.#keptReads.delete(token);
+    return kept.parts;
+  }
+
+  /** Forgets every read kept for `threadId`, and any it is reading to keep: called as each write begins. */
+  #writing(threadId: string): void {
+    for (const reading of this.#keeping) if (reading.threadId === threadId) reading.overtaken = true;
+    for (const [token, kept] of this.#keptReads) {
+      if (kept.threadId === threadId) this.#keptReads.delete(token);
+    }
+  }
+
+  /** A checkpoint (the latest, or `checkpointId`) with the values it points at and its pending writes. */
+  async #readParts(
+    threadId: string,
+    namespace: string,
+    checkpointId: string | undefined,
+  ): Promise<CheckpointParts | undefined> {
+    // The checkpoint, its values and its writes in one round trip.
+    if (this.#statements !== undefined) return this.#statements.read(threadId, namespace, checkpointId);
     const db = this.#store.db;
-    const row = checkpointId
-      ? await this.#queries.byId.first(db, {
-          thread_id: threadId,
-          checkpoint_ns: namespace,
-          checkpoint_id: checkpointId,
-        })
-      : await this.#queries.latest.first(db, { thread_id: threadId, checkpoint_ns: namespace });
-    return row === undefined ? undefined : this.#toTuple(row);
+    const row =
+      checkpointId !== undefined
+        ? await this.#queries.byId.first(db, {
+            thread_id: threadId,
+            checkpoint_ns: namespace,
+            checkpoint_id: checkpointId,
+          })
+        : await this.#queries.latest.first(db, { thread_id: threadId, checkpoint_ns: namespace });
+    if (row === undefined) return undefined;
+    const blobs = await this.#blobsOf(row);
+    const writes = await this.#orderedWrites(row.thread_id, row.checkpoint_ns, row.checkpoint_id);
+    return { row, blobs, writes };
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -176,6 +241,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
         'Cannot put a checkpoint: config.configurable has no "thread_id". Pass the thread\'s id.',
       );
     }
+    this.#writing(threadId);
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const earlierWrites = [...(this.#writesInFlight.get(originsKey(threadId, namespace, "")) ?? [])];
     const parentId = config.configurable?.checkpoint_id as string | undefined;
@@ -252,6 +318,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   ): Promise<void> {
     const threadId = config.configurable?.thread_id as string | undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    if (threadId !== undefined) this.#writing(threadId);
     const writing = this.#putWrites(config, writes, taskId, taskPath);
     if (threadId === undefined) return writing;
     const key = originsKey(threadId, namespace, "");
@@ -333,6 +400,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    this.#writing(threadId);
     await inWriteTransaction(this.#store, async (trx) => {
       await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
       await trx.deleteFrom("agboss_checkpoint_blobs").where("thread_id", "=", threadId).execute();
@@ -429,24 +497,30 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     given?: readonly Selectable<CheckpointBlobTable>[],
   ): Promise<Record<string, unknown>> {
     const origins = originsOfRow(row.channel_origins, row.checkpoint_id);
-    const sources = [...new Set(Object.values(origins))];
     const values: Record<string, unknown> = {};
-    if (sources.length === 0) return values;
-    const blobs =
-      given ??
-      (await this.#store.db
-        .selectFrom("agboss_checkpoint_blobs")
-        .selectAll()
-        .where("thread_id", "=", row.thread_id)
-        .where("checkpoint_ns", "=", row.checkpoint_ns)
-        .where("checkpoint_id", "in", sources)
-        .execute());
-    for (const blob of blobs) {
+    for (const blob of given ?? (await this.#blobsOf(row))) {
       if (origins[blob.channel] !== blob.checkpoint_id || blob.type === EMPTY_CHANNEL || blob.value === null)
         continue;
       values[blob.channel] = await this.serde.loadsTyped(blob.type, blob.value);
     }
     return values;
+  }
+
+  /** The channel value rows a checkpoint points at (and maybe a few it does not: the caller picks). */
+  async #blobsOf(row: Selectable<CheckpointTable>): Promise<Selectable<CheckpointBlobTable>[]> {
+    const origins = originsOfRow(row.channel_origins, row.checkpoint_id);
+    const sources = [...new Set(Object.values(origins))];
+    if (sources.length === 0) return [];
+    const db = this.#store.db;
+    return rowsOf(
+      db,
+      db
+        .selectFrom("agboss_checkpoint_blobs")
+        .selectAll()
+        .where("thread_id", "=", row.thread_id)
+        .where("checkpoint_ns", "=", row.checkpoint_ns)
+        .where("checkpoint_id", "in", sources),
+    );
   }
 
   async #orderedWrites(threadId: string, namespace: string, checkpointId: string) {

@@ -1,3 +1,4 @@
+import { KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
 import { checkpoint, RICH_JSON, uid, versionsOf } from "./fixtures.js";
@@ -57,5 +58,63 @@ export function checkpointerCases({ store, test }: ConformanceContext): void {
     await store().checkpointer.deleteThread(one);
     expect(await store().checkpointer.getTuple({ configurable: { thread_id: one } })).toBeUndefined();
     expect(await store().checkpointer.getTuple({ configurable: { thread_id: two } })).toBeDefined();
+  });
+
+  test("checkpointer: a read kept for the next one gives that one the checkpoint as stored", async () => {
+    const threadId = uid("thread");
+    const first = checkpoint({ messages: ["hi"], state: RICH_JSON });
+    const saved = await store().checkpointer.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+      first,
+      { source: "input", step: -1, parents: {} },
+      versionsOf(first),
+    );
+    await store().checkpointer.putWrites(saved, [["messages", "next"]], "task-1");
+    const token = uid("read");
+    const read = await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEEP_READ_CONFIG_KEY]: token },
+    });
+    const again = await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, checkpoint_ns: "", [KEPT_READ_CONFIG_KEY]: token },
+    });
+    expect(again?.checkpoint).toEqual(first);
+    expect(again?.pendingWrites).toEqual([["task-1", "messages", "next"]]);
+    expect(again).toEqual(read);
+    // Another thread never gets it.
+    const other = await store().checkpointer.getTuple({
+      configurable: { thread_id: uid("thread"), [KEPT_READ_CONFIG_KEY]: token },
+    });
+    expect(other).toBeUndefined();
+  });
+
+  test("checkpointer: a write after a kept read is what the next read sees", async () => {
+    const threadId = uid("thread");
+    const first = checkpoint({ messages: ["hi"] });
+    const saved = await store().checkpointer.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+      first,
+      { source: "input", step: -1, parents: {} },
+      versionsOf(first),
+    );
+    const [afterWrites, afterPut] = [uid("read"), uid("read")];
+    await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEEP_READ_CONFIG_KEY]: afterWrites },
+    });
+    await store().checkpointer.putWrites(saved, [["messages", "next"]], "task-1");
+    const withWrites = await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEPT_READ_CONFIG_KEY]: afterWrites },
+    });
+    expect(withWrites?.pendingWrites).toEqual([["task-1", "messages", "next"]]);
+
+    await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEEP_READ_CONFIG_KEY]: afterPut },
+    });
+    const second = checkpoint({ messages: ["hi", "there"] });
+    second.channel_versions = { messages: 2 };
+    await store().checkpointer.put(saved, second, { source: "loop", step: 0, parents: {} }, { messages: 2 });
+    const latest = await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEPT_READ_CONFIG_KEY]: afterPut },
+    });
+    expect(latest?.checkpoint).toEqual(second);
   });
 }
