@@ -491,7 +491,16 @@ export class App {
         answeredBy: responder,
       }),
     );
-    return this.#mover.move({ tree, lease, first: CONTINUE, withRecord, signal, progress });
+    return this.#mover.move({
+      tree,
+      lease,
+      first: CONTINUE,
+      withRecord,
+      signal,
+      progress,
+      // The step waiting on it takes it as stored by phase 1, without reading it again.
+      answered: resolved,
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { NoExecutionContextError } from "../errors/runtime-errors.js";
+import type { PauseRecord } from "../pauses/pause-record.js";
 
 /** The tenant an execution runs for; add fields of your own. */
 export interface Tenant {
@@ -38,6 +39,12 @@ export interface ExecutionFrame {
    * Undefined when nobody listens, so a run that is not streamed builds no event.
    */
   readonly progress?: ((event: { readonly type: string }) => void) | undefined;
+  /**
+   * @internal Pauses answered just before this pass began (by the call that moves it: `app.resume`),
+   * by pauseId, as that call stored them. The step waiting on one takes its entry instead of reading
+   * the pause again: the take that follows is conditional, so an entry gone stale changes nothing.
+   */
+  readonly answered?: Map<string, PauseRecord> | undefined;
   /** @internal The OpenTelemetry span this frame's spans nest under, when the run is traced. */
   readonly traceSpan?: unknown;
   /** The parallel-launch branches the current step runs under, outermost first; undefined outside any. */

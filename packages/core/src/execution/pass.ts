@@ -82,8 +82,10 @@ export class TreeMover {
     readonly signal?: AbortSignal | undefined;
     /** Hears what the pass's steps do as they happen (`app.stream`). */
     readonly progress?: ExecutionFrame["progress"];
+    /** The pause the caller answered just before (as stored then), for the step that waits on it. */
+    readonly answered?: PauseRecord | undefined;
   }): Promise<ExecutionOutput> {
-    const { tree, lease, first, withRecord, signal, progress } = args;
+    const { tree, lease, first, withRecord, signal, progress, answered } = args;
     const controller = new AbortController();
     this.running.set(lease.key, controller);
     const onAbort = () =>
@@ -110,7 +112,13 @@ export class TreeMover {
       starts: first !== CONTINUE,
       controller,
       graph: this.#graphs.get(tree.flow.start.cls) as CompiledFlow,
-      frame: { ...tree.frame, signal: controller.signal, progress, traceSpan: span },
+      frame: {
+        ...tree.frame,
+        signal: controller.signal,
+        progress,
+        traceSpan: span,
+        ...(answered === undefined ? {} : { answered: new Map([[answered.pauseId, answered]]) }),
+      },
       holdsLaunch: flowHoldsLaunch(
         tree.flow,
         (start) => this.#services.assembled.flows.get(start) as AssembledFlow,
@@ -218,7 +226,7 @@ export class TreeMover {
           throw new ExecutionInterruptedError(frame.executionId);
         }
         await withdrawObsolete(this.#services, this.#graphs, { tree: pass.tree, snapshot, lease });
-        const map = await resumeMapOf(this.#services, frame.tenant.tenantId, snapshot);
+        const map = await resumeMapOf(this.#services, frame.tenant.tenantId, snapshot, frame.answered);
         if (Object.keys(map).length > 0) command = new Command({ resume: map });
         else if (owesWork(snapshot)) command = null;
         else return { snapshot, moved };

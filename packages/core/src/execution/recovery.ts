@@ -81,10 +81,11 @@ export class Recovery {
     pauseId: string | undefined,
   ): Promise<void> {
     const { clock, store, logger } = this.#services;
+    let answered: PauseRecord | undefined;
     if (pauseId !== undefined) {
       // Another instance sweeping the same page may have taken it since: one read instead of a lease.
-      const pause = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
-      if (pause?.status !== PauseStatus.Resolved) return;
+      answered = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+      if (answered?.status !== PauseStatus.Resolved) return;
     }
     // One unit of work, as phase 1 of a resume claims its tree: the lease taken, the tree read under it
     // and marked running land in one commit. A failure after the lease was taken is returned, not
@@ -147,16 +148,19 @@ export class Recovery {
       fields: { executionId: rootExecutionId, tenantId },
       at: clock.now(),
     });
-    await this.#mover.move({ tree, lease, first: CONTINUE, withRecord: false }).catch((error: unknown) => {
-      // The pass has recorded how the tree ended, or left it for the next sweep: only worth a line here.
-      logger.log({
-        level: LogLevel.Warn,
-        event: "sweep.pass-failed",
-        message: `recovering execution ${rootExecutionId} stopped: ${error instanceof Error ? error.message : String(error)}`,
-        fields: { executionId: rootExecutionId, tenantId },
-        at: clock.now(),
+    // The step waiting on the answered pause takes it as read above (its take checks it is still there).
+    await this.#mover
+      .move({ tree, lease, first: CONTINUE, withRecord: false, answered })
+      .catch((error: unknown) => {
+        // The pass has recorded how the tree ended, or left it for the next sweep: only worth a line here.
+        logger.log({
+          level: LogLevel.Warn,
+          event: "sweep.pass-failed",
+          message: `recovering execution ${rootExecutionId} stopped: ${error instanceof Error ? error.message : String(error)}`,
+          fields: { executionId: rootExecutionId, tenantId },
+          at: clock.now(),
+        });
       });
-    });
   }
 
   /**

@@ -73,13 +73,18 @@ export function pauseIdOf(pending: PauseInterrupt): string | undefined {
   return typeof pauseId === "string" ? pauseId : undefined;
 }
 
-/** Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to its pause. */
+/**
+ * Interrupt ids of the snapshot whose pauses are answered (Resolved or Taken) or withdrawn, each mapped to
+ * its pause. A pause in `answeredNow` (answered by this call just before, see `ExecutionFrame.answered`) is
+ * not read again: an answered pause stays answered.
+ */
 export async function resumeMapOf(
   services: RuntimeServices,
   tenantId: string,
   snapshot: {
     tasks: readonly { interrupts?: readonly PauseInterrupt[]; result?: unknown }[];
   },
+  answeredNow?: ReadonlyMap<string, PauseRecord>,
 ) {
   const map: Record<string, { pauseId: string }> = {};
   for (const task of snapshot.tasks) {
@@ -89,7 +94,9 @@ export async function resumeMapOf(
     for (const pending of task.interrupts ?? []) {
       const pauseId = pauseIdOf(pending);
       if (pauseId === undefined || pending.id === undefined) continue;
-      const pause = await services.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
+      const pause =
+        answeredNow?.get(pauseId) ??
+        (await services.store.pauses.findByTenantIdAndPauseId(tenantId, pauseId));
       const withdrawn =
         pause?.status === PauseStatus.Cancelled && pause.resolution === PauseResolution.Withdrawn;
       // A Taken pause whose task still waits was taken by a holder that died before its step ended:

@@ -300,6 +300,27 @@ function keyOf(asking: Asking, level = asking.level): string {
 }
 
 /**
+ * The step's pause as the call that moves this pass answered it just before (see
+ * `ExecutionFrame.answered`), taken from the frame: a step run again in the same pass reads it. Whatever
+ * it says, the take that follows is a conditional update that reads the pause again when it finds it
+ * moved on.
+ */
+function answeredNow(
+  frame: ExecutionFrame,
+  tenantId: string,
+  idempotencyKey: string,
+): PauseRecord | undefined {
+  const { answered } = frame;
+  if (answered === undefined) return undefined;
+  for (const [pauseId, pause] of answered) {
+    if (pause.tenantId !== tenantId || pause.idempotencyKey !== idempotencyKey) continue;
+    answered.delete(pauseId);
+    return pause;
+  }
+  return undefined;
+}
+
+/**
  * Finds the step's pause by its idempotency key, or creates it Pending and not yet sent. When the pause
  * is gone while the next level's exists (retention removed an escalated pause whose step still waits),
  * it says so instead: `removed` is the next level's asking, `next` its pause.
@@ -311,8 +332,11 @@ async function findOrCreatePause(
   const { store, clock } = services;
   const { agent, fence } = request;
   const idempotencyKey = keyOf(asking);
-  // A re-entered step (the usual case on a resume) finds its record with a read; only a first visit writes.
-  const found = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey);
+  // A re-entered step (the usual case on a resume) finds its record with a read, or as the call that
+  // answered it just stored it; only a first visit writes.
+  const found =
+    answeredNow(frame, tenantId, idempotencyKey) ??
+    (await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey));
   if (found !== undefined) return found;
   const to = asking.deadlines?.escalate?.to;
   const next =
