@@ -45,6 +45,12 @@ export interface ExecutionFrame {
    * the pause again: the take that follows is conditional, so an entry gone stale changes nothing.
    */
   readonly answered?: Map<string, PauseRecord> | undefined;
+  /**
+   * @internal True in the pass that starts the execution: no step has a pause stored yet, so a step
+   * creates its pause without looking it up first. Creating finds the stored one all the same (it is
+   * find-or-create), so a pause there after all is used as stored.
+   */
+  readonly starting?: boolean | undefined;
   /** @internal The OpenTelemetry span this frame's spans nest under, when the run is traced. */
   readonly traceSpan?: unknown;
   /** The parallel-launch branches the current step runs under, outermost first; undefined outside any. */

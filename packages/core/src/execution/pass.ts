@@ -118,6 +118,7 @@ export class TreeMover {
         progress,
         traceSpan: span,
         ...(answered === undefined ? {} : { answered: new Map([[answered.pauseId, answered]]) }),
+        ...(first === CONTINUE ? {} : { starting: true }),
       },
       holdsLaunch: flowHoldsLaunch(
         tree.flow,

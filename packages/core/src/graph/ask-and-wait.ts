@@ -333,18 +333,21 @@ async function findOrCreatePause(
   const { agent, fence } = request;
   const idempotencyKey = keyOf(asking);
   // A re-entered step (the usual case on a resume) finds its record with a read, or as the call that
-  // answered it just stored it; only a first visit writes.
-  const found =
-    answeredNow(frame, tenantId, idempotencyKey) ??
-    (await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey));
-  if (found !== undefined) return found;
-  const to = asking.deadlines?.escalate?.to;
-  const next =
-    to === undefined
-      ? undefined
-      : await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, keyOf(asking, asking.level + 1));
-  if (to !== undefined && next !== undefined) {
-    return { removed: { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1 }, next };
+  // answered it just stored it; only a first visit writes. In the pass that starts the execution the
+  // tool's own pause is a first visit: nothing of it can be stored yet, so the step creates it unread.
+  const answered = answeredNow(frame, tenantId, idempotencyKey);
+  if (answered !== undefined) return answered;
+  if (frame.starting !== true || asking.level > 0) {
+    const found = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey);
+    if (found !== undefined) return found;
+    const to = asking.deadlines?.escalate?.to;
+    const next =
+      to === undefined
+        ? undefined
+        : await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, keyOf(asking, asking.level + 1));
+    if (to !== undefined && next !== undefined) {
+      return { removed: { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1 }, next };
+    }
   }
   const pauseStep = pauseStepOf(asking);
   const askedAt = clock.now();

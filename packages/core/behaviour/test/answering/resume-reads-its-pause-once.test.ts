@@ -7,7 +7,8 @@ import { acme, pauseRefund } from "../../src/office.js";
 
 // A resume reads the pause it answers once, to record the answer; the pass it moves and the step that
 // waited on the pause go on from the record phase 1 stored instead of reading it again. The take that
-// follows is conditional, so what matters is that the tool still runs once, on the answer given.
+// follows is conditional, so what matters is that the tool still runs once, on the answer given. And
+// the pass that starts an execution creates a step's pause without a read first (nothing can be there).
 
 /** Counts the calls of the pause lookups on `store` from now on. */
 function countingPauseReads(store: Store): { byId: () => number; byKey: () => number } {
@@ -45,5 +46,18 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
     expect(pause?.status).toBe(PauseStatus.Taken);
     expect(pause?.toolResult).toBeDefined();
+  });
+
+  test("the pass that starts an execution creates a step's pause without looking it up first", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    const reads = countingPauseReads(store);
+    const { result, pauseId } = await pauseRefund(app, mockLlm, "t-create-unread");
+    expect(result.status).toBe(ExecutionStatus.Paused);
+    expect(reads.byKey()).toBe(0);
+    const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
+    expect(pause).toMatchObject({ status: PauseStatus.Pending, isSent: true });
   });
 });
