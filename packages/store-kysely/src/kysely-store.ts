@@ -48,6 +48,14 @@ export interface KyselyStoreConfig {
    * server.
    */
   readonly syncStatements?: SyncStatements | undefined;
+  /**
+   * With `syncStatements`: whether the connection it runs on has no transaction open right now
+   * (better-sqlite3's `!inTransaction`), whoever opened it. Reads outside the store's write
+   * transactions then run through `syncStatements` too, while it says so and none of the store's own
+   * write transactions holds the connection; otherwise they go through kysely and wait for the
+   * transaction to end. Leave it out and they always go through kysely.
+   */
+  readonly syncIdle?: (() => boolean) | undefined;
 }
 
 /**
@@ -94,8 +102,9 @@ export class KyselyStore implements Store {
       syncStatements: config.syncStatements,
     });
     const reads = capabilities.faultOf === undefined ? db : withRetriedReads(db, retry);
-    if (config.syncStatements !== undefined) {
-      readAtOnce(reads, config.syncStatements, () => transactions.holding);
+    const { syncStatements, syncIdle } = config;
+    if (syncStatements !== undefined && syncIdle !== undefined) {
+      readAtOnce(reads, syncStatements, () => transactions.holding || !syncIdle());
     }
     this.#transactions = transactions;
     this.#database = Object.freeze({

@@ -6,4 +6,9 @@ export interface SqliteHandle extends SqliteDatabase {
   pragma(source: string, options?: { simple?: boolean }): unknown;
   /** The file the database was opened on (`:memory:` for none). */
   readonly name: string;
+  /**
+   * Whether a transaction is open on the connection (better-sqlite3 has it). Where a handle does not
+   * say, the store reads outside its own write transactions through kysely only.
+   */
+  readonly inTransaction?: boolean;
 }

@@ -59,6 +59,8 @@ export class SqliteStore extends KyselyStore {
       writeGate: gate.gate,
       retry: options.retry,
       syncStatements: syncStatementsOf(statements),
+      // A handle that cannot say whether a transaction is open gets no reads at once.
+      syncIdle: "inTransaction" in database ? () => database.inTransaction !== true : undefined,
       onClose: async () => {
         gate.release();
         if (owned) await db.destroy();

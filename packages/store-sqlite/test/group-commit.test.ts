@@ -142,6 +142,7 @@ async function openTracingStatements() {
       ran.push(sql.trim().split(/\s+/).slice(0, 3).join(" ").toLowerCase());
       return direct(sql, parameters);
     },
+    syncIdle: () => !database.inTransaction,
   });
   await store.migrate();
   ran.splice(0);
@@ -160,7 +161,12 @@ describe("a checkpoint read kept for the next one", () => {
       channel_versions: { messages: 1 },
       versions_seen: {},
     };
-    await store.checkpointer.put(config, checkpoint, { source: "input", step: -1, parents: {} }, { messages: 1 });
+    await store.checkpointer.put(
+      config,
+      checkpoint,
+      { source: "input", step: -1, parents: {} },
+      { messages: 1 },
+    );
     ran.splice(0);
     const read = await store.checkpointer.getTuple({
       configurable: { ...config.configurable, [KEEP_READ_CONFIG_KEY]: "token-1" },
@@ -216,6 +222,44 @@ describe("statements of a write transaction", () => {
     await reading;
     expect(read).toBe("two");
     expect(ran.filter((sql) => sql === "select * from")).toEqual([]);
+
+    // A transaction opened on the store's database by other code: the same.
+    let releaseOther!: () => void;
+    const otherGate = new Promise<void>((resolve) => {
+      releaseOther = resolve;
+    });
+    let insertedOther!: () => void;
+    const inserted = new Promise<void>((resolve) => {
+      insertedOther = resolve;
+    });
+    const other = db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("agboss_threads")
+        .values({
+          tenant_id: "t",
+          thread_id: "three",
+          owner_id: "o",
+          workflow_name: "w",
+          latest_execution_id: "e",
+          created_at: 0,
+          updated_at: 0,
+        })
+        .execute();
+      insertedOther();
+      await otherGate;
+      throw new Error("rolled back");
+    });
+    await inserted;
+    let third: unknown = "pending";
+    const readingThird = store.threads.findByTenantIdAndThreadId("t", "three").then((found) => {
+      third = found?.threadId ?? "none";
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(third).toBe("pending");
+    releaseOther();
+    await expect(other).rejects.toThrow("rolled back");
+    await readingThird;
+    expect(third).toBe("none");
     await db.destroy();
   });
 });

@@ -22,6 +22,7 @@ import { keepLeaseAlive } from "../services/tree-lease.js";
 import {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   type CheckpointHistory,
+  forgetKeptRead,
   KEEP_READ_CONFIG_KEY,
   KEPT_READ_CONFIG_KEY,
 } from "../store/checkpoint-history.js";
@@ -217,36 +218,42 @@ export class TreeMover {
     for (;;) {
       // The token under which the checkpointer keeps this read of the checkpoint for invoke's.
       let kept: string | undefined;
-      if (command === CONTINUE) {
-        kept = `${lease.key}#${++keptReads}`;
-        snapshot = await graph.getState({
-          configurable: { thread_id: lease.key, [KEEP_READ_CONFIG_KEY]: kept },
-        });
-        if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
-          // Recorded as started, but its first checkpoint never landed: its process died at the start.
-          throw new ExecutionInterruptedError(frame.executionId);
+      let out: FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
+      try {
+        if (command === CONTINUE) {
+          kept = `${lease.key}#${++keptReads}`;
+          snapshot = await graph.getState({
+            configurable: { thread_id: lease.key, [KEEP_READ_CONFIG_KEY]: kept },
+          });
+          if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
+            // Recorded as started, but its first checkpoint never landed: its process died at the start.
+            throw new ExecutionInterruptedError(frame.executionId);
+          }
+          await withdrawObsolete(this.#services, this.#graphs, { tree: pass.tree, snapshot, lease });
+          const map = await resumeMapOf(this.#services, frame.tenant.tenantId, snapshot, frame.answered);
+          if (Object.keys(map).length > 0) command = new Command({ resume: map });
+          else if (owesWork(snapshot)) command = null;
+          else return { snapshot, moved };
         }
-        await withdrawObsolete(this.#services, this.#graphs, { tree: pass.tree, snapshot, lease });
-        const map = await resumeMapOf(this.#services, frame.tenant.tenantId, snapshot, frame.answered);
-        if (Object.keys(map).length > 0) command = new Command({ resume: map });
-        else if (owesWork(snapshot)) command = null;
-        else return { snapshot, moved };
+        moved = true;
+        out = (await ExecutionContext.run(frame, () =>
+          graph.invoke(command as never, {
+            // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
+            // inherit this config): the checkpointer may delete what each put supersedes, in its transaction.
+            configurable: {
+              thread_id: lease.key,
+              [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
+              [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
+              ...(kept === undefined ? {} : { [KEPT_READ_CONFIG_KEY]: kept }),
+            },
+            signal: pass.controller.signal,
+            recursionLimit: 10_000,
+          }),
+        )) as FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
+      } finally {
+        // A kept read that invoke did not take (the pass ended first, or invoke failed before its read).
+        if (kept !== undefined) forgetKeptRead(this.#services.store.checkpointer, kept);
       }
-      moved = true;
-      const out = (await ExecutionContext.run(frame, () =>
-        graph.invoke(command as never, {
-          // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
-          // inherit this config): the checkpointer may delete what each put supersedes, in its transaction.
-          configurable: {
-            thread_id: lease.key,
-            [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
-            [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
-            ...(kept === undefined ? {} : { [KEPT_READ_CONFIG_KEY]: kept }),
-          },
-          signal: pass.controller.signal,
-          recursionLimit: 10_000,
-        }),
-      )) as FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
       if (out.__interrupt__ === undefined) return { finished: out, moved };
       // Before resting, take the pauses resolved while this pass ran (the drain).
       const drained = pass.holdsLaunch ? undefined : await this.#drain(pass, out.__interrupt__);

@@ -40,3 +40,14 @@ export function keptRead(config: { configurable?: Record<string, unknown> } | un
   const token = config?.configurable?.[KEPT_READ_CONFIG_KEY];
   return typeof token === "string" ? token : undefined;
 }
+
+/** A checkpointer that keeps reads (see {@link KEEP_READ_CONFIG_KEY}) and can drop one nobody will take. */
+export interface KeepsReads {
+  /** Drops the read kept under `token`, if it is still there. */
+  forgetKeptRead(token: string): void;
+}
+
+/** Drops the read `checkpointer` keeps under `token`, where it keeps reads at all (see {@link KeepsReads}). */
+export function forgetKeptRead(checkpointer: unknown, token: string): void {
+  (checkpointer as Partial<KeepsReads>).forgetKeptRead?.(token);
+}

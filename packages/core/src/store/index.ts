@@ -26,8 +26,10 @@ export { ExecutionStatus } from "../records/execution-status.js";
 export {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   type CheckpointHistory,
+  forgetKeptRead,
   KEEP_READ_CONFIG_KEY,
   KEPT_READ_CONFIG_KEY,
+  type KeepsReads,
   keepsLatestOnly,
   keptRead,
   readToKeep,

@@ -117,6 +117,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #keptReads = new Map<string, KeptRead>();
   /** Reads in flight whose parts are to be kept: a write begun on their thread meanwhile overtakes them. */
   readonly #keeping = new Set<{ readonly threadId: string; overtaken: boolean }>();
+  /** Writes begun and not yet settled, by thread: a read begun while one is in flight is not kept. */
+  readonly #writing = new Map<string, number>();
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
@@ -140,7 +142,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       const parts = await this.#readParts(threadId, namespace, checkpointId);
       return parts === undefined ? undefined : this.#toTuple(parts.row, parts);
     }
-    const reading = { threadId, overtaken: false };
+    // A write in flight may land after this read: what it reads is not kept.
+    const reading = { threadId, overtaken: this.#writing.has(threadId) };
     this.#keeping.add(reading);
     let parts: CheckpointParts | undefined;
     try {
@@ -167,12 +170,29 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     return kept.parts;
   }
 
-  /** Forgets every read kept for `threadId`, and any it is reading to keep: called as each write begins. */
-  #writing(threadId: string): void {
+  /**
+   * Called as each write to `threadId` begins: forgets every read kept for the thread and any it is
+   * reading to keep, and counts the write in flight until the returned function is called.
+   */
+  #beginWrite(threadId: string): () => void {
     for (const reading of this.#keeping) if (reading.threadId === threadId) reading.overtaken = true;
     for (const [token, kept] of this.#keptReads) {
       if (kept.threadId === threadId) this.#keptReads.delete(token);
     }
+    this.#writing.set(threadId, (this.#writing.get(threadId) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.#writing.get(threadId) ?? 1) - 1;
+      if (left > 0) this.#writing.set(threadId, left);
+      else this.#writing.delete(threadId);
+    };
+  }
+
+  /** Drops the read kept under `token` (a pass that will not take it); see `KEEP_READ_CONFIG_KEY`. */
+  forgetKeptRead(token: string): void {
+    this.#keptReads.delete(token);
   }
 
   /** A checkpoint (the latest, or `checkpointId`) with the values it points at and its pending writes. */
@@ -229,7 +249,21 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     }
   }
 
-  async put(
+  put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) return this.#put(config, checkpoint, metadata, newVersions);
+    const done = this.#beginWrite(threadId);
+    const putting = this.#put(config, checkpoint, metadata, newVersions);
+    putting.then(done, done);
+    return putting;
+  }
+
+  async #put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
@@ -241,7 +275,6 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
         'Cannot put a checkpoint: config.configurable has no "thread_id". Pass the thread\'s id.',
       );
     }
-    this.#writing(threadId);
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const earlierWrites = [...(this.#writesInFlight.get(originsKey(threadId, namespace, "")) ?? [])];
     const parentId = config.configurable?.checkpoint_id as string | undefined;
@@ -318,9 +351,10 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   ): Promise<void> {
     const threadId = config.configurable?.thread_id as string | undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
-    if (threadId !== undefined) this.#writing(threadId);
+    if (threadId === undefined) return this.#putWrites(config, writes, taskId, taskPath);
+    const done = this.#beginWrite(threadId);
     const writing = this.#putWrites(config, writes, taskId, taskPath);
-    if (threadId === undefined) return writing;
+    writing.then(done, done);
     const key = originsKey(threadId, namespace, "");
     let inFlight = this.#writesInFlight.get(key);
     if (inFlight === undefined) {
@@ -400,12 +434,16 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    this.#writing(threadId);
-    await inWriteTransaction(this.#store, async (trx) => {
-      await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
-      await trx.deleteFrom("agboss_checkpoint_blobs").where("thread_id", "=", threadId).execute();
-      await trx.deleteFrom("agboss_checkpoints").where("thread_id", "=", threadId).execute();
-    });
+    const done = this.#beginWrite(threadId);
+    try {
+      await inWriteTransaction(this.#store, async (trx) => {
+        await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
+        await trx.deleteFrom("agboss_checkpoint_blobs").where("thread_id", "=", threadId).execute();
+        await trx.deleteFrom("agboss_checkpoints").where("thread_id", "=", threadId).execute();
+      });
+    } finally {
+      done();
+    }
   }
 
   /**

@@ -74,17 +74,42 @@ export function checkpointerCases({ store, test }: ConformanceContext): void {
     const read = await store().checkpointer.getTuple({
       configurable: { thread_id: threadId, [KEEP_READ_CONFIG_KEY]: token },
     });
+    // Another thread, or another namespace of the same thread, never gets it.
+    const other = await store().checkpointer.getTuple({
+      configurable: { thread_id: uid("thread"), [KEPT_READ_CONFIG_KEY]: token },
+    });
+    expect(other).toBeUndefined();
+    const subgraph = await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, checkpoint_ns: "child", [KEPT_READ_CONFIG_KEY]: token },
+    });
+    expect(subgraph).toBeUndefined();
     const again = await store().checkpointer.getTuple({
       configurable: { thread_id: threadId, checkpoint_ns: "", [KEPT_READ_CONFIG_KEY]: token },
     });
     expect(again?.checkpoint).toEqual(first);
     expect(again?.pendingWrites).toEqual([["task-1", "messages", "next"]]);
     expect(again).toEqual(read);
-    // Another thread never gets it.
-    const other = await store().checkpointer.getTuple({
-      configurable: { thread_id: uid("thread"), [KEPT_READ_CONFIG_KEY]: token },
+  });
+
+  test("checkpointer: a thread deleted after a kept read is gone for the next read", async () => {
+    const threadId = uid("thread");
+    const first = checkpoint({ messages: ["hi"] });
+    await store().checkpointer.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+      first,
+      { source: "input", step: -1, parents: {} },
+      versionsOf(first),
+    );
+    const token = uid("read");
+    await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEEP_READ_CONFIG_KEY]: token },
     });
-    expect(other).toBeUndefined();
+    await store().checkpointer.deleteThread(threadId);
+    expect(
+      await store().checkpointer.getTuple({
+        configurable: { thread_id: threadId, [KEPT_READ_CONFIG_KEY]: token },
+      }),
+    ).toBeUndefined();
   });
 
   test("checkpointer: a write after a kept read is what the next read sees", async () => {

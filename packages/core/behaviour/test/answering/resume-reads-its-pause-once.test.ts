@@ -48,6 +48,44 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(pause?.toolResult).toBeDefined();
   });
 
+  test("a pause another holder took after the answer: the pass goes on from the result it kept, the tool does not run again", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { result, pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-taken-meanwhile");
+    // Another instance holds the tree: the answer's move waits for the lease, with the pause as phase 1
+    // stored it (Resolved) in hand.
+    const other = await store.leases.acquire({
+      key: threadKey,
+      holder: "other-instance",
+      now: clock.now(),
+      ttlMs: 60_000,
+    });
+    expect(other).toBeDefined();
+    await app.answer(
+      { pauseId, decision: { approved: true } },
+      { tenantId: acme.tenantId, answeredBy: "manager-17" },
+    );
+    // Meanwhile that instance's step takes the pause, runs the tool and keeps its result; then lets go.
+    const taken = await store.pauses.take(acme.tenantId, pauseId, { at: clock.now() }, other);
+    expect(taken?.status).toBe(PauseStatus.Taken);
+    await store.pauses.saveToolResult(
+      acme.tenantId,
+      pauseId,
+      { output: { status: "refunded elsewhere" } },
+      other,
+    );
+    await store.leases.release(other as NonNullable<typeof other>);
+    await app.idle();
+    const record = await app.record(result.executionId, { tenantId: acme.tenantId });
+    expect(record?.status).toBe(ExecutionStatus.Completed);
+    expect(app.get(Desk).refunds).toHaveLength(0);
+    const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
+    expect(pause?.toolResult).toEqual({ output: { status: "refunded elsewhere" } });
+  });
+
   test("the pass that starts an execution creates a step's pause without looking it up first", async ({
     app,
     mockLlm,
