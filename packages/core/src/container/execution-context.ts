@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { NoExecutionContextError } from "../errors/runtime-errors.js";
-import type { PauseRecord } from "../pauses/pause-record.js";
 
 /** The tenant an execution runs for; add fields of your own. */
 export interface Tenant {
@@ -44,7 +43,7 @@ export interface ExecutionFrame {
    * by pauseId, as that call stored them. The step waiting on one takes its entry instead of reading
    * the pause again: the take that follows is conditional, so an entry gone stale changes nothing.
    */
-  readonly answered?: Map<string, PauseRecord> | undefined;
+  readonly answered?: Map<string, FramePause> | undefined;
   /**
    * @internal True in the pass that starts the execution: no step has a pause stored yet, so a step
    * creates its pause without looking it up first. Creating finds the stored one all the same (it is
@@ -64,6 +63,16 @@ export interface ExecutionFrame {
         }[];
       }
     | undefined;
+}
+
+/**
+ * @internal A pause record as a frame carries it (`ExecutionFrame.answered`): what this layer needs to
+ * find it; the runtime puts whole pause records there.
+ */
+export interface FramePause {
+  readonly tenantId: string;
+  readonly pauseId: string;
+  readonly idempotencyKey: string;
 }
 
 const storage = new AsyncLocalStorage<ExecutionFrame>();

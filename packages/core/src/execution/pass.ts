@@ -104,6 +104,8 @@ export class TreeMover {
       "agboss.workflow_version": tree.frame.workflow.version,
       "agboss.pass": first === CONTINUE ? "continue" : "start",
     }));
+    // Shared by the pass (what to resume) and its steps (through the frame), which take their entry.
+    const answeredNow = answered === undefined ? undefined : new Map([[answered.pauseId, answered]]);
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
     let released = false;
     const pass: Pass = {
@@ -118,9 +120,10 @@ export class TreeMover {
         signal: controller.signal,
         progress,
         traceSpan: span,
-        ...(answered === undefined ? {} : { answered: new Map([[answered.pauseId, answered]]) }),
+        ...(answeredNow === undefined ? {} : { answered: answeredNow }),
         ...(first === CONTINUE ? {} : { starting: true }),
       },
+      answered: answeredNow,
       holdsLaunch: flowHoldsLaunch(
         tree.flow,
         (start) => this.#services.assembled.flows.get(start) as AssembledFlow,
@@ -230,7 +233,7 @@ export class TreeMover {
             throw new ExecutionInterruptedError(frame.executionId);
           }
           await withdrawObsolete(this.#services, this.#graphs, { tree: pass.tree, snapshot, lease });
-          const map = await resumeMapOf(this.#services, frame.tenant.tenantId, snapshot, frame.answered);
+          const map = await resumeMapOf(this.#services, frame.tenant.tenantId, snapshot, pass.answered);
           if (Object.keys(map).length > 0) command = new Command({ resume: map });
           else if (owesWork(snapshot)) command = null;
           else return { snapshot, moved };
@@ -554,6 +557,8 @@ interface Pass {
   readonly saveLast: (record: ExecutionRecord) => Promise<void>;
   /** Whether the tree's flow (or a child flow) has a parallel launch, whose branches a pass may withdraw. */
   readonly holdsLaunch: boolean;
+  /** The pause the caller answered just before the pass, by pauseId (the frame carries the same map). */
+  readonly answered: ReadonlyMap<string, PauseRecord> | undefined;
 }
 
 /** Numbers the reads a pass asks the checkpointer to keep for invoke's (see `KEEP_READ_CONFIG_KEY`). */

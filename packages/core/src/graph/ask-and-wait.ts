@@ -315,7 +315,8 @@ function answeredNow(
   for (const [pauseId, pause] of answered) {
     if (pause.tenantId !== tenantId || pause.idempotencyKey !== idempotencyKey) continue;
     answered.delete(pauseId);
-    return pause;
+    // The pass puts whole pause records in the frame (see `ExecutionFrame.answered`).
+    return pause as PauseRecord;
   }
   return undefined;
 }
