@@ -60,7 +60,8 @@ export class SqliteStore extends KyselyStore {
       retry: options.retry,
       syncStatements: syncStatementsOf(statements),
       // A handle that cannot say whether a transaction is open gets no reads at once.
-      syncIdle: "inTransaction" in database ? () => database.inTransaction !== true : undefined,
+      syncIdle:
+        typeof database.inTransaction === "boolean" ? () => database.inTransaction === false : undefined,
       onClose: async () => {
         gate.release();
         if (owned) await db.destroy();

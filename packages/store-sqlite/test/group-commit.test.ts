@@ -142,12 +142,38 @@ async function openTracingStatements() {
       ran.push(sql.trim().split(/\s+/).slice(0, 3).join(" ").toLowerCase());
       return direct(sql, parameters);
     },
-    syncIdle: () => !database.inTransaction,
+    syncIdle: () => database.inTransaction === false,
   });
   await store.migrate();
   ran.splice(0);
   return { store, db, ran };
 }
+
+describe("SqliteStore.open", () => {
+  test("reads at once: a read does not wait for kysely's connection while no transaction is open on it", async () => {
+    const store = await SqliteStore.open({ path: dir.file(`${randomUUID()}.sqlite`) });
+    await store.threads.save(thread("at-once"));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    // kysely's one connection taken, no transaction begun on it.
+    const holder = store.db.connection().execute(async () => {
+      holding();
+      await gate;
+    });
+    await held;
+    const read = await store.threads.findByTenantIdAndThreadId("t", "at-once");
+    expect(read?.threadId).toBe("at-once");
+    release();
+    await holder;
+    await store.close();
+  });
+});
 
 describe("a checkpoint read kept for the next one", () => {
   test("spares that read its statements, once: the read after it reads again", async () => {
