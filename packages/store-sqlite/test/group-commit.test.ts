@@ -13,6 +13,15 @@ import { pause, thread } from "./records.js";
 import { tempDir } from "./temp-dir.js";
 
 const dir = tempDir();
+
+/** A promise and the function that resolves it, for a test to hold a step until it lets it go. */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
 afterAll(() => dir.dispose());
 
 /** A better-sqlite3 handle that counts the commits run through it. */
@@ -153,14 +162,8 @@ describe("SqliteStore.open", () => {
   test("reads at once: a read does not wait for kysely's connection while no transaction is open on it", async () => {
     const store = await SqliteStore.open({ path: dir.file(`${randomUUID()}.sqlite`) });
     await store.threads.save(thread("at-once"));
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => {
-      holding = resolve;
-    });
+    const { promise: gate, resolve: release } = signal();
+    const { promise: held, resolve: holding } = signal();
     // kysely's one connection taken, no transaction begun on it.
     const holder = store.db.connection().execute(async () => {
       holding();
@@ -223,14 +226,8 @@ describe("statements of a write transaction", () => {
 
     // A unit of work holds it: a read from outside the unit goes through kysely, waits for the commit,
     // and never sees the unit's writes before they are committed.
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered!: () => void;
-    const inside = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
+    const { promise: gate, resolve: release } = signal();
+    const { promise: inside, resolve: entered } = signal();
     const unit = store.atomically(async () => {
       await store.threads.save(thread("two"));
       entered();
@@ -250,14 +247,8 @@ describe("statements of a write transaction", () => {
     expect(ran.filter((sql) => sql === "select * from")).toEqual([]);
 
     // A transaction opened on the store's database by other code: the same.
-    let releaseOther!: () => void;
-    const otherGate = new Promise<void>((resolve) => {
-      releaseOther = resolve;
-    });
-    let insertedOther!: () => void;
-    const inserted = new Promise<void>((resolve) => {
-      insertedOther = resolve;
-    });
+    const { promise: otherGate, resolve: releaseOther } = signal();
+    const { promise: inserted, resolve: insertedOther } = signal();
     const other = db.transaction().execute(async (trx) => {
       await trx
         .insertInto("agboss_threads")

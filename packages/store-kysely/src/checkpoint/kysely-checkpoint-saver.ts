@@ -171,23 +171,25 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Called as each write to `threadId` begins: forgets every read kept for the thread and any it is
-   * reading to keep, and counts the write in flight until the returned function is called.
+   * Runs `write`, a write to `threadId`: as it begins, every read kept for the thread is forgotten and
+   * any being read to keep is overtaken; until it settles, it counts as in flight (a read begun
+   * meanwhile is not kept).
    */
-  #beginWrite(threadId: string): () => void {
+  #writingTo<T>(threadId: string | undefined, write: () => Promise<T>): Promise<T> {
+    if (threadId === undefined) return write();
     for (const reading of this.#keeping) if (reading.threadId === threadId) reading.overtaken = true;
     for (const [token, kept] of this.#keptReads) {
       if (kept.threadId === threadId) this.#keptReads.delete(token);
     }
     this.#writing.set(threadId, (this.#writing.get(threadId) ?? 0) + 1);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
+    const done = () => {
       const left = (this.#writing.get(threadId) ?? 1) - 1;
       if (left > 0) this.#writing.set(threadId, left);
       else this.#writing.delete(threadId);
     };
+    const writing = write();
+    writing.then(done, done);
+    return writing;
   }
 
   /** Drops the read kept under `token` (a pass that will not take it); see `KEEP_READ_CONFIG_KEY`. */
@@ -256,11 +258,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
     const threadId = config.configurable?.thread_id as string | undefined;
-    if (threadId === undefined) return this.#put(config, checkpoint, metadata, newVersions);
-    const done = this.#beginWrite(threadId);
-    const putting = this.#put(config, checkpoint, metadata, newVersions);
-    putting.then(done, done);
-    return putting;
+    return this.#writingTo(threadId, () => this.#put(config, checkpoint, metadata, newVersions));
   }
 
   async #put(
@@ -351,10 +349,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   ): Promise<void> {
     const threadId = config.configurable?.thread_id as string | undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
-    if (threadId === undefined) return this.#putWrites(config, writes, taskId, taskPath);
-    const done = this.#beginWrite(threadId);
-    const writing = this.#putWrites(config, writes, taskId, taskPath);
-    writing.then(done, done);
+    const writing = this.#writingTo(threadId, () => this.#putWrites(config, writes, taskId, taskPath));
+    if (threadId === undefined) return writing;
     const key = originsKey(threadId, namespace, "");
     let inFlight = this.#writesInFlight.get(key);
     if (inFlight === undefined) {
@@ -434,16 +430,13 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    const done = this.#beginWrite(threadId);
-    try {
-      await inWriteTransaction(this.#store, async (trx) => {
+    await this.#writingTo(threadId, () =>
+      inWriteTransaction(this.#store, async (trx) => {
         await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
         await trx.deleteFrom("agboss_checkpoint_blobs").where("thread_id", "=", threadId).execute();
         await trx.deleteFrom("agboss_checkpoints").where("thread_id", "=", threadId).execute();
-      });
-    } finally {
-      done();
-    }
+      }),
+    );
   }
 
   /**

@@ -8,6 +8,15 @@ import { checkpoint, RICH_JSON, uid, versionsOf } from "./fixtures.js";
  * covers LangGraph's contract in depth; these cases pin what the runtime leans on. @internal
  */
 export function checkpointerCases({ store, test }: ConformanceContext): void {
+  /** Puts `first` as a thread's first checkpoint (root namespace); returns the config put gave back. */
+  const putFirst = (threadId: string, first: ReturnType<typeof checkpoint>) =>
+    store().checkpointer.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+      first,
+      { source: "input", step: -1, parents: {} },
+      versionsOf(first),
+    );
+
   test("checkpointer: put then getTuple returns the checkpoint, its metadata, parent and writes", async () => {
     const threadId = uid("thread");
     const first = checkpoint({ messages: ["hi"], state: RICH_JSON });
@@ -63,12 +72,7 @@ export function checkpointerCases({ store, test }: ConformanceContext): void {
   test("checkpointer: a read kept for the next one gives that one the checkpoint as stored", async () => {
     const threadId = uid("thread");
     const first = checkpoint({ messages: ["hi"], state: RICH_JSON });
-    const saved = await store().checkpointer.put(
-      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
-      first,
-      { source: "input", step: -1, parents: {} },
-      versionsOf(first),
-    );
+    const saved = await putFirst(threadId, first);
     await store().checkpointer.putWrites(saved, [["messages", "next"]], "task-1");
     const token = uid("read");
     const read = await store().checkpointer.getTuple({
@@ -94,12 +98,7 @@ export function checkpointerCases({ store, test }: ConformanceContext): void {
   test("checkpointer: a thread deleted after a kept read is gone for the next read", async () => {
     const threadId = uid("thread");
     const first = checkpoint({ messages: ["hi"] });
-    await store().checkpointer.put(
-      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
-      first,
-      { source: "input", step: -1, parents: {} },
-      versionsOf(first),
-    );
+    await putFirst(threadId, first);
     const token = uid("read");
     await store().checkpointer.getTuple({
       configurable: { thread_id: threadId, [KEEP_READ_CONFIG_KEY]: token },
@@ -115,12 +114,7 @@ export function checkpointerCases({ store, test }: ConformanceContext): void {
   test("checkpointer: a write after a kept read is what the next read sees", async () => {
     const threadId = uid("thread");
     const first = checkpoint({ messages: ["hi"] });
-    const saved = await store().checkpointer.put(
-      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
-      first,
-      { source: "input", step: -1, parents: {} },
-      versionsOf(first),
-    );
+    const saved = await putFirst(threadId, first);
     const [afterWrites, afterPut] = [uid("read"), uid("read")];
     await store().checkpointer.getTuple({
       configurable: { thread_id: threadId, [KEEP_READ_CONFIG_KEY]: afterWrites },
