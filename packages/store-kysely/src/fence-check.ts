@@ -9,8 +9,10 @@ import type { StoreDatabase } from "./write-transactions.js";
 /** Compares a fence with its lease row, with one statement compiled once per store. @internal */
 export class FenceCheck {
   readonly #epochOf: PreparedQuery<{ key: string }, { epoch: number | string | bigint }>;
+  readonly #store: StoreDatabase;
 
   constructor(store: StoreDatabase) {
+    this.#store = store;
     this.#epochOf = new PreparedQuery((slot) => {
       const query = store.db.selectFrom("agboss_leases").select("epoch").where("key", "=", slot("key"));
       // A shared lock: a holder's writes check their fence side by side, while a takeover (which
@@ -20,11 +22,14 @@ export class FenceCheck {
   }
 
   /**
-   * Throws {@link LeaseLostError} unless the lease row still carries the fence's epoch. Call it inside
-   * the write transaction, before writing.
+   * Throws {@link LeaseLostError} unless the lease row still carries the fence's epoch, and
+   * `StoreUnavailableError` when an earlier write under the fence resolved but did not commit (see
+   * `WriteTransactions.applied`). Call it inside the write transaction, before writing.
    */
   async assert(trx: Kysely<AgbossDatabase>, fence: Fence | undefined): Promise<void> {
     if (fence === undefined) return;
+    const lost = this.#store.transactions?.lostCommit(fence);
+    if (lost !== undefined) throw lost;
     const row = await this.#epochOf.first(trx, { key: fence.key });
     if (row === undefined || toNumber(row.epoch) !== fence.epoch) throw new LeaseLostError(fence);
   }

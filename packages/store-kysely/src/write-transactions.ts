@@ -1,4 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { StoreUnavailableError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
 import { CompiledQuery, type Kysely } from "kysely";
 import { CommitFailure, FaultRetry } from "./fault-retry.js";
 import { hold, letGo, runCompiledOn, type SyncStatements } from "./held-connections.js";
@@ -30,10 +32,24 @@ interface QueuedWork {
   readonly work: Work<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** Set for a unit run by {@link WriteTransactions.applied}. */
+  readonly applied?: AppliedUnit | undefined;
+}
+
+/** A unit that settles once applied (see {@link WriteTransactions.applied}) and what follows it. */
+interface AppliedUnit {
+  /** Whose later writes learn that its transaction did not commit. */
+  readonly fence: Fence;
+  /** Whether it has been resolved, its writes applied but perhaps not yet committed. */
+  resolved: boolean;
+  /** Ends the unit for {@link WriteTransactions.idle}: committed, rolled back, or rejected. */
+  readonly ended: () => void;
 }
 
 /** Most units one commit carries, so a steady stream of writes still commits now and then. */
 const MAX_GROUP = 64;
+/** Most fences remembered with a lost commit; the oldest are forgotten first (their holders long gone). */
+const MAX_LOST_COMMITS = 1024;
 const SAVEPOINT = CompiledQuery.raw("savepoint agboss_unit");
 const RELEASE = CompiledQuery.raw("release agboss_unit");
 const ROLLBACK_TO = CompiledQuery.raw("rollback to agboss_unit");
@@ -71,6 +87,11 @@ export class WriteTransactions {
   #holds = 0;
   /** The write transactions asked for and not yet settled (see {@link idle}). */
   readonly #pending = new Set<Promise<unknown>>();
+  /**
+   * Fences (by lease key) whose applied writes (see {@link applied}) resolved in a transaction that then
+   * failed to commit, with that failure: the holder's later writes are refused.
+   */
+  readonly #lostCommits = new Map<string, { readonly epoch: number; readonly error: unknown }>();
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -90,13 +111,80 @@ export class WriteTransactions {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
     if (!this.#capabilities.groupCommit) return this.#tracked(this.#gate(() => this.#alone(work)));
-    const queued = new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (this.#draining) return;
-      this.#draining = true;
-      void this.#gate(() => this.#drain());
-    });
-    return this.#tracked(queued);
+    return this.#tracked(
+      new Promise<T>((resolve, reject) =>
+        this.#enqueue({ work, resolve: resolve as (value: unknown) => void, reject }),
+      ),
+    );
+  }
+
+  /**
+   * Runs `work`, a write under `fence`, as {@link run} does, but where commits are grouped it resolves
+   * as soon as its statements have run in the open transaction, before that transaction commits: what
+   * the caller does next (LangGraph's next checkpoint write, behind this one) can then join the same
+   * commit. Its writes are committed with that transaction, in order, before any write queued after
+   * them; so a write that does wait for its commit (see {@link run}) is only committed along with them.
+   * If the transaction fails after `work` resolved, the writes are gone, and every later write under the
+   * same fence (key and epoch) is refused with `StoreUnavailableError` (see {@link lostCommit}); the
+   * caller never builds on a state the store does not hold. Elsewhere, and inside a unit of work, the
+   * same as {@link run}.
+   */
+  applied<T>(fence: Fence, work: Work<T>): Promise<T> {
+    if (!this.#capabilities.groupCommit || this.#unit.getStore() !== undefined) return this.run(work);
+    let ended!: () => void;
+    // close() waits for the commit, not for the early resolution.
+    this.#tracked(
+      new Promise<void>((resolve) => {
+        ended = resolve;
+      }),
+    );
+    return new Promise<T>((resolve, reject) =>
+      this.#enqueue({
+        work,
+        resolve: resolve as (value: unknown) => void,
+        reject: (error) => {
+          reject(error);
+          ended();
+        },
+        applied: { fence, resolved: false, ended },
+      }),
+    );
+  }
+
+  /**
+   * The error a write under `fence` must fail with, when an earlier write under the same fence resolved
+   * as applied (see {@link applied}) in a transaction that did not commit; undefined otherwise.
+   */
+  lostCommit(fence: Fence): StoreUnavailableError | undefined {
+    const lost = this.#lostCommits.get(fence.key);
+    if (lost === undefined || lost.epoch !== fence.epoch) return undefined;
+    const cause = lost.error instanceof Error ? lost.error.message : String(lost.error);
+    return new StoreUnavailableError(
+      `A checkpoint write of "${fence.key}" (lease epoch ${fence.epoch}) ran in a transaction that did ` +
+        `not commit (${cause}), so this write, which would build on it, was refused. The store holds the ` +
+        "execution as it was before that write: recovery continues it from there (or take the lease again " +
+        "and run it).",
+      { cause: lost.error },
+    );
+  }
+
+  #enqueue(unit: QueuedWork): void {
+    this.#queue.push(unit);
+    if (this.#draining) return;
+    this.#draining = true;
+    void this.#gate(() => this.#drain());
+  }
+
+  /** Remembers that `unit`'s writes resolved as applied but were not committed (see {@link applied}). */
+  #lost(unit: QueuedWork, error: unknown): void {
+    const applied = unit.applied;
+    if (applied?.resolved !== true) return;
+    this.#lostCommits.delete(applied.fence.key);
+    this.#lostCommits.set(applied.fence.key, { epoch: applied.fence.epoch, error });
+    if (this.#lostCommits.size > MAX_LOST_COMMITS) {
+      const oldest = this.#lostCommits.keys().next();
+      if (oldest.done !== true) this.#lostCommits.delete(oldest.value);
+    }
   }
 
   /**
@@ -231,7 +319,10 @@ export class WriteTransactions {
               );
           })
           .catch((error: unknown) => {
-            for (const unit of group.splice(0)) unit.reject(error);
+            for (const unit of group.splice(0)) {
+              this.#lost(unit, error);
+              unit.reject(error);
+            }
             // No transaction could begin: what waits for one would meet the same error.
             if (!attempt.began) for (const unit of this.#queue.splice(0)) unit.reject(error);
           });
@@ -276,8 +367,15 @@ export class WriteTransactions {
         const shared = done.length > 0;
         if (shared) await runCompiledOn(connection, SAVEPOINT);
         try {
-          done.push({ unit, result: await unit.work(connection) });
+          const result = await unit.work(connection);
+          done.push({ unit, result });
           index += 1;
+          if (unit.applied !== undefined && !unit.applied.resolved) {
+            unit.applied.resolved = true;
+            unit.resolve(result);
+            // Its caller goes on now, and may issue the next write: the transaction waits a turn for it.
+            lingered = false;
+          }
         } catch (error) {
           // A transient fault fails the transaction, not the unit: every unit it carries runs again.
           if (this.#retry.faultOf(error) !== undefined) throw error;
@@ -298,7 +396,10 @@ export class WriteTransactions {
       throw error;
     }
     group.splice(0);
-    for (const { unit, result } of done) unit.resolve(result);
+    for (const { unit, result } of done) {
+      unit.resolve(result);
+      unit.applied?.ended();
+    }
   }
 }
 
@@ -318,6 +419,14 @@ async function commit(connection: Kysely<AgbossDatabase>): Promise<void> {
  */
 export function inWriteTransaction<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
   return (store.transactions ?? new WriteTransactions(store)).run(work);
+}
+
+/**
+ * Runs `work`, a write under `fence`, in one write transaction that may resolve once applied, before
+ * its commit (see {@link WriteTransactions.applied}). @internal
+ */
+export function inAppliedWrite<T>(store: StoreDatabase, fence: Fence, work: Work<T>): Promise<T> {
+  return (store.transactions ?? new WriteTransactions(store)).applied(fence, work);
 }
 
 /**

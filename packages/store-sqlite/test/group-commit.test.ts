@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { LeaseLostError } from "@agboss/core";
-import { type Fence, KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
+import { LeaseLostError, StoreUnavailableError } from "@agboss/core";
+import { FENCE_CONFIG_KEY, type Fence, KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect } from "kysely";
@@ -9,7 +9,7 @@ import { cacheStatements } from "../src/cache-statements.js";
 import { type SqliteHandle, SqliteStore } from "../src/index.js";
 import { SQLITE_CAPABILITIES } from "../src/sqlite-capabilities.js";
 import { syncStatementsOf } from "../src/sync-statements.js";
-import { pause, thread } from "./records.js";
+import { execution, pause, thread } from "./records.js";
 import { tempDir } from "./temp-dir.js";
 
 const dir = tempDir();
@@ -24,10 +24,19 @@ function signal(): { promise: Promise<void>; resolve: () => void } {
 }
 afterAll(() => dir.dispose());
 
-/** A better-sqlite3 handle that counts the commits run through it. */
-function countingCommits(path: string): { handle: SqliteHandle; commits: () => number; close(): void } {
+/**
+ * A better-sqlite3 handle that counts the commits run through it, and can refuse the next one (as a full
+ * or failing disk would), leaving the transaction open for the store to roll back.
+ */
+function countingCommits(path: string): {
+  handle: SqliteHandle;
+  commits: () => number;
+  refuseNextCommit(): void;
+  close(): void;
+} {
   const db = new Database(path);
   let commits = 0;
+  let refuse = false;
   const handle = {
     name: db.name,
     pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
@@ -39,17 +48,28 @@ function countingCommits(path: string): { handle: SqliteHandle; commits: () => n
         reader: statement.reader,
         all: (parameters: readonly unknown[]) => statement.all(...parameters),
         run: (parameters: readonly unknown[]) => {
+          if (refuse) {
+            refuse = false;
+            throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
+          }
           commits += 1;
           return statement.run(...parameters);
         },
       };
     },
   } as unknown as SqliteHandle;
-  return { handle, commits: () => commits, close: () => db.close() };
+  return {
+    handle,
+    commits: () => commits,
+    refuseNextCommit: () => {
+      refuse = true;
+    },
+    close: () => db.close(),
+  };
 }
 
-async function openWithTakeover() {
-  const counting = countingCommits(dir.file(`${randomUUID()}.sqlite`));
+async function openWithTakeover(path = dir.file(`${randomUUID()}.sqlite`)) {
+  const counting = countingCommits(path);
   const store = await SqliteStore.open({ database: counting.handle });
   const stale = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
   const current = (await store.leases.acquire({ key: "tree", holder: "b", now: 20, ttlMs: 10 })) as Fence;
@@ -57,7 +77,14 @@ async function openWithTakeover() {
     await store.close();
     counting.close();
   };
-  return { store, stale, current, commits: counting.commits, close };
+  return {
+    store,
+    stale,
+    current,
+    commits: counting.commits,
+    refuseNextCommit: counting.refuseNextCommit,
+    close,
+  };
 }
 
 describe("group commit", () => {
@@ -278,5 +305,118 @@ describe("statements of a write transaction", () => {
     await readingThird;
     expect(third).toBe("none");
     await db.destroy();
+  });
+});
+
+/** A checkpoint with one channel, numbered `n` (ids sort by `n`). */
+function checkpointNumbered(n: number) {
+  return {
+    v: 4,
+    id: `00000000-0000-6000-8000-${String(n).padStart(12, "0")}`,
+    ts: new Date(n).toISOString(),
+    channel_values: { messages: [`m${n}`] },
+    channel_versions: { messages: n },
+    versions_seen: {},
+  };
+}
+
+/** A pass's checkpoint config for `thread`: the fence under which it writes. */
+function passConfig(threadId: string, fence: Fence, checkpointId?: string) {
+  return {
+    configurable: {
+      thread_id: threadId,
+      checkpoint_ns: "",
+      [FENCE_CONFIG_KEY]: { key: fence.key, epoch: fence.epoch },
+      ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }),
+    },
+  };
+}
+
+const METADATA = { source: "loop" as const, step: 1, parents: {} };
+
+describe("a pass's checkpoint writes", () => {
+  test("resolve once applied, before their commit: the writes after them join it, and a write that waits for its commit lands with them", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const { store, current, commits, close } = await openWithTakeover(path);
+    const before = commits();
+    const first = checkpointNumbered(1);
+    const saved = await store.checkpointer.put(passConfig("tree", current), first, METADATA, { messages: 1 });
+    // Resolved, and not yet committed: the next write, issued only now, can still join the transaction.
+    expect(commits() - before).toBe(0);
+    await store.checkpointer.putWrites(
+      passConfig("tree", current, saved.configurable?.checkpoint_id as string),
+      [["messages", "w1"]],
+      "task-1",
+    );
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(2), METADATA, {
+      messages: 2,
+    });
+    expect(commits() - before).toBe(0);
+    // The runtime's own write waits for its commit, which carries the checkpoint writes before it.
+    await store.pauses.findOrCreate(pause("after-checkpoints"), current);
+    expect(commits() - before).toBe(1);
+    await close();
+
+    const reopened = await SqliteStore.open({ path });
+    const latest = await reopened.checkpointer.getTuple({
+      configurable: { thread_id: "tree", checkpoint_ns: "" },
+    });
+    expect(latest?.checkpoint.id).toBe(checkpointNumbered(2).id);
+    expect((await reopened.pauses.findByTenantIdAndPauseId("t", "after-checkpoints"))?.pauseId).toBe(
+      "after-checkpoints",
+    );
+    await reopened.close();
+  });
+
+  test("a commit that fails after they resolved: the fence's later writes are refused, other holders' are not, and nothing of them is stored", async () => {
+    const { store, current, refuseNextCommit, close } = await openWithTakeover();
+    const other = (await store.leases.acquire({
+      key: "other-tree",
+      holder: "c",
+      now: 20,
+      ttlMs: 10,
+    })) as Fence;
+    refuseNextCommit();
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+      messages: 1,
+    });
+    // Let the transaction end (it lingers a turn, then its commit is refused and it rolls back).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const refused = store.pauses.findOrCreate(pause("builds-on-it"), current);
+    await expect(refused).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(refused).rejects.toThrow(/did not commit/);
+    await expect(
+      store.checkpointer.put(passConfig("tree", current), checkpointNumbered(2), METADATA, { messages: 2 }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.executions.save(execution("refused"), current)).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    expect(
+      await store.checkpointer.getTuple({ configurable: { thread_id: "tree", checkpoint_ns: "" } }),
+    ).toBe(undefined);
+    expect(await store.pauses.findByTenantIdAndPauseId("t", "builds-on-it")).toBeUndefined();
+
+    // Another tree's holder, and the same tree under a new lease, write as usual.
+    await store.pauses.findOrCreate(pause("other-holder"), other);
+    const next = (await store.leases.acquire({ key: "tree", holder: "d", now: 40, ttlMs: 10 })) as Fence;
+    await store.checkpointer.put(passConfig("tree", next), checkpointNumbered(3), METADATA, { messages: 3 });
+    await store.pauses.findOrCreate(pause("new-lease"), next);
+    expect((await store.pauses.findByTenantIdAndPauseId("t", "new-lease"))?.pauseId).toBe("new-lease");
+    await close();
+  });
+
+  test("close() waits for their commit, not only for them to resolve", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const store = await SqliteStore.open({ path });
+    const fence = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
+    await store.checkpointer.put(passConfig("tree", fence), checkpointNumbered(1), METADATA, { messages: 1 });
+    await store.close();
+    const reopened = await SqliteStore.open({ path });
+    const latest = await reopened.checkpointer.getTuple({
+      configurable: { thread_id: "tree", checkpoint_ns: "" },
+    });
+    expect(latest?.checkpoint.id).toBe(checkpointNumbered(1).id);
+    await reopened.close();
   });
 });

@@ -33,3 +33,17 @@ export const thread = (threadId: string) => ({
   createdAt: 1,
   updatedAt: 1,
 });
+
+/** A running execution record with the smallest valid fields. */
+export const execution = (executionId: string) => ({
+  tenantId: "t",
+  executionId,
+  rootExecutionId: executionId,
+  parentExecutionId: undefined,
+  threadId: "th",
+  workflowName: "w",
+  status: "running",
+  startedAt: 1,
+  updatedAt: 1,
+  record: {},
+});

@@ -1,4 +1,4 @@
-import { fenceOf, keepsLatestOnly, keptRead, readToKeep } from "@agboss/core/store";
+import { type Fence, fenceOf, keepsLatestOnly, keptRead, readToKeep } from "@agboss/core/store";
 import {
   BaseCheckpointSaver,
   type ChannelVersions,
@@ -27,7 +27,7 @@ import type {
   CheckpointWriteTable,
 } from "../schema/agboss-database.js";
 import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
-import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { inAppliedWrite, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
 import {
   type CheckpointParts,
@@ -321,7 +321,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     if (this.#statements !== undefined) {
       await this.#statements.put(fence, row, blobs, reached);
     } else {
-      await inWriteTransaction(this.#store, async (trx) => {
+      await this.#write(fence, async (trx) => {
         await this.#fence.assert(trx, fence);
         await this.#queries.upsertCheckpoint.execute(trx, row);
         const rows = blobs.map((blob) => ({
@@ -419,7 +419,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       );
       return;
     }
-    await inWriteTransaction(this.#store, async (trx) => {
+    await this.#write(fence, async (trx) => {
       await this.#fence.assert(trx, fence);
       for (let start = 0; start < keeping.length; start += WRITES_PER_INSERT) {
         const { query, args } = this.#queries.insertWrites(keeping.slice(start, start + WRITES_PER_INSERT));
@@ -427,6 +427,18 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       }
       for (const row of replacing) await this.#queries.upsertWrite.execute(trx, row);
     });
+  }
+
+  /**
+   * Runs a checkpoint write. A pass's writes (under its lease's fence) resolve once applied, before their
+   * commit (see `WriteTransactions.applied`), as LangGraph's own writes run behind the graph's next step:
+   * the next write joins the same commit, and a write the runtime waits for (the pause, its take, a kept
+   * result, the execution's record) is committed only with them. Without a fence, once committed.
+   */
+  #write(fence: Fence | undefined, work: (trx: Kysely<AgbossDatabase>) => Promise<void>): Promise<void> {
+    return fence === undefined
+      ? inWriteTransaction(this.#store, work)
+      : inAppliedWrite(this.#store, fence, work);
   }
 
   async deleteThread(threadId: string): Promise<void> {
