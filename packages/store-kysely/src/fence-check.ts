@@ -28,9 +28,13 @@ export class FenceCheck {
    */
   async assert(trx: Kysely<AgbossDatabase>, fence: Fence | undefined): Promise<void> {
     if (fence === undefined) return;
-    const lost = this.#store.transactions?.lostCommit(fence);
+    const transactions = this.#store.transactions;
+    const lost = transactions?.lostCommit(fence);
     if (lost !== undefined) throw lost;
+    // Checked already in this transaction: nobody else can have taken the lease since (see fenceChecked).
+    if (transactions?.fenceChecked(trx, fence) === true) return;
     const row = await this.#epochOf.first(trx, { key: fence.key });
     if (row === undefined || toNumber(row.epoch) !== fence.epoch) throw new LeaseLostError(fence);
+    transactions?.noteFenceChecked(trx, fence);
   }
 }

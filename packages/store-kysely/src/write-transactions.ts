@@ -92,6 +92,12 @@ export class WriteTransactions {
    * failed to commit, with that failure: the holder's later writes are refused.
    */
   readonly #lostCommits = new Map<string, { readonly epoch: number; readonly error: unknown }>();
+  /**
+   * Per open write transaction (by the connection it runs on), the fences its writes found current:
+   * lease key → epoch. Within one transaction a lease's epoch changes only by a grant in it (every other
+   * writer waits for its lock), so a fence is checked once per transaction (see {@link fenceChecked}).
+   */
+  readonly #checkedFences = new WeakMap<object, Map<string, number>>();
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -127,7 +133,9 @@ export class WriteTransactions {
    * If the transaction fails after `work` resolved, the writes are gone, and every later write under the
    * same fence (key and epoch) is refused with `StoreUnavailableError` (see {@link lostCommit}); the
    * caller never builds on a state the store does not hold. Elsewhere, and inside a unit of work, the
-   * same as {@link run}.
+   * same as {@link run}. The refusal is made where a write checks its fence (`FenceCheck`) and where a
+   * lease is renewed; one-statement fenced writes (`writableCtes`) do not consult it, so a dialect
+   * that groups commits must check fences with `FenceCheck`.
    */
   applied<T>(fence: Fence, work: Work<T>): Promise<T> {
     if (!this.#capabilities.groupCommit || this.#unit.getStore() !== undefined) return this.run(work);
@@ -166,6 +174,21 @@ export class WriteTransactions {
         "and run it).",
       { cause: lost.error },
     );
+  }
+
+  /** Whether `trx`, an open write transaction of this store, found `fence` current since it began. */
+  fenceChecked(trx: Kysely<AgbossDatabase>, fence: Fence): boolean {
+    return this.#checkedFences.get(trx)?.get(fence.key) === fence.epoch;
+  }
+
+  /** Notes that `trx` found `fence` current (a no-op outside this store's write transactions). */
+  noteFenceChecked(trx: Kysely<AgbossDatabase>, fence: Fence): void {
+    this.#checkedFences.get(trx)?.set(fence.key, fence.epoch);
+  }
+
+  /** Forgets the fences `trx` found current: a lease changed hands in it, or its writes rolled back. */
+  leasesChanged(trx: Kysely<AgbossDatabase>): void {
+    this.#checkedFences.get(trx)?.clear();
   }
 
   #enqueue(unit: QueuedWork): void {
@@ -271,6 +294,7 @@ export class WriteTransactions {
       this.#db.connection().execute((connection) =>
         this.#holding(connection, async () => {
           await runCompiledOn(connection, this.#begin);
+          this.#checkedFences.set(connection, new Map());
           let result: T;
           try {
             result = await work(connection);
@@ -278,6 +302,8 @@ export class WriteTransactions {
             // The work's own error is what the caller needs, even when the connection is gone too.
             await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
             throw error;
+          } finally {
+            this.#checkedFences.delete(connection);
           }
           await commit(connection);
           return result;
@@ -345,6 +371,7 @@ export class WriteTransactions {
   ): Promise<void> {
     await runCompiledOn(connection, this.#begin);
     attempt.began = true;
+    this.#checkedFences.set(connection, new Map());
     const done: { unit: QueuedWork; result: unknown }[] = [];
     let lingered = false;
     try {
@@ -386,6 +413,7 @@ export class WriteTransactions {
             return;
           }
           await runCompiledOn(connection, ROLLBACK_TO);
+          this.leasesChanged(connection);
         }
         if (shared) await runCompiledOn(connection, RELEASE);
       }
@@ -393,7 +421,12 @@ export class WriteTransactions {
     } catch (error) {
       // A fault, or a failed savepoint, rollback or commit: the transaction and every write in it are gone.
       await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
+      // Units that resolved as applied are not run again: their callers went on (and may have read
+      // around them) while they were not committed. The group fails instead, and their fences with it.
+      if (group.some((unit) => unit.applied?.resolved === true)) throw notRunAgain(error);
       throw error;
+    } finally {
+      this.#checkedFences.delete(connection);
     }
     group.splice(0);
     for (const { unit, result } of done) {
@@ -401,6 +434,21 @@ export class WriteTransactions {
       unit.applied?.ended();
     }
   }
+}
+
+/**
+ * A transaction that failed after some of its units resolved as applied, around its error (a
+ * {@link CommitFailure}'s cause, unwrapped): not a transient fault, so it is not run again.
+ */
+function notRunAgain(error: unknown): StoreUnavailableError {
+  const cause = error instanceof CommitFailure ? error.error : error;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new StoreUnavailableError(
+    `A write transaction failed (${message}) after checkpoint writes in it had been reported done, so it ` +
+      "was not run again: nothing in it was committed. The executions that wrote them are recovered from " +
+      "what the store holds.",
+    { cause },
+  );
 }
 
 /** Commits; a failure becomes a {@link CommitFailure}, after a rollback (SQLite keeps a refused transaction open). */

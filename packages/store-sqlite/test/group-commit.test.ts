@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { LeaseLostError, StoreUnavailableError } from "@agboss/core";
 import { FENCE_CONFIG_KEY, type Fence, KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
@@ -31,12 +32,13 @@ afterAll(() => dir.dispose());
 function countingCommits(path: string): {
   handle: SqliteHandle;
   commits: () => number;
-  refuseNextCommit(): void;
+  /** The next commit fails with `code` (default `SQLITE_IOERR`); the transaction stays open. */
+  refuseNextCommit(code?: string): void;
   close(): void;
 } {
   const db = new Database(path);
   let commits = 0;
-  let refuse = false;
+  let refuse: string | undefined;
   const handle = {
     name: db.name,
     pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
@@ -48,9 +50,10 @@ function countingCommits(path: string): {
         reader: statement.reader,
         all: (parameters: readonly unknown[]) => statement.all(...parameters),
         run: (parameters: readonly unknown[]) => {
-          if (refuse) {
-            refuse = false;
-            throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
+          if (refuse !== undefined) {
+            const code = refuse;
+            refuse = undefined;
+            throw Object.assign(new Error(`commit refused (${code})`), { code });
           }
           commits += 1;
           return statement.run(...parameters);
@@ -61,8 +64,8 @@ function countingCommits(path: string): {
   return {
     handle,
     commits: () => commits,
-    refuseNextCommit: () => {
-      refuse = true;
+    refuseNextCommit: (code = "SQLITE_IOERR") => {
+      refuse = code;
     },
     close: () => db.close(),
   };
@@ -392,6 +395,10 @@ describe("a pass's checkpoint writes", () => {
     await expect(store.executions.save(execution("refused"), current)).rejects.toBeInstanceOf(
       StoreUnavailableError,
     );
+    // Nor is the lease confirmed to it (as before an approved tool runs), though the store still holds it.
+    await expect(store.leases.renew({ fence: current, now: 21, ttlMs: 10 })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
     expect(
       await store.checkpointer.getTuple({ configurable: { thread_id: "tree", checkpoint_ns: "" } }),
     ).toBe(undefined);
@@ -403,6 +410,31 @@ describe("a pass's checkpoint writes", () => {
     await store.checkpointer.put(passConfig("tree", next), checkpointNumbered(3), METADATA, { messages: 3 });
     await store.pauses.findOrCreate(pause("new-lease"), next);
     expect((await store.pauses.findByTenantIdAndPauseId("t", "new-lease"))?.pauseId).toBe("new-lease");
+    await close();
+  });
+
+  test("a transient fault after they resolved does not run their transaction again: it fails, and their fence with it", async () => {
+    const { store, current, commits, refuseNextCommit, close } = await openWithTakeover();
+    const before = commits();
+    // SQLITE_BUSY is transient: a transaction that meets it is otherwise run again whole.
+    refuseNextCommit("SQLITE_BUSY");
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+      messages: 1,
+    });
+    // A write queued behind it, in the same transaction, fails with it.
+    await expect(store.threads.save(thread("same-transaction"))).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    expect(commits() - before).toBe(0);
+    expect(
+      await store.checkpointer.getTuple({ configurable: { thread_id: "tree", checkpoint_ns: "" } }),
+    ).toBe(undefined);
+    await expect(store.pauses.findOrCreate(pause("builds-on-it"), current)).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    // Writes outside the fence go on.
+    await store.threads.save(thread("later"));
+    expect(await store.threads.findByTenantIdAndThreadId("t", "later")).toBeDefined();
     await close();
   });
 
@@ -418,5 +450,73 @@ describe("a pass's checkpoint writes", () => {
     });
     expect(latest?.checkpoint.id).toBe(checkpointNumbered(1).id);
     await reopened.close();
+  });
+});
+
+describe("fence checks in one transaction", () => {
+  test("a fence is read once per transaction, however many of its writes share it", async () => {
+    const { store, db, ran } = await openTracingStatements();
+    const fence = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
+    ran.splice(0);
+    await Promise.all([
+      store.pauses.findOrCreate(pause("one"), fence),
+      store.pauses.findOrCreate(pause("two"), fence),
+      store.executions.save(execution("e"), fence),
+    ]);
+    expect(ran.filter((sql) => sql === "commit")).toHaveLength(1);
+    expect(ran.filter((sql) => sql === 'select "epoch" from')).toHaveLength(1);
+    // The next transaction reads it again.
+    ran.splice(0);
+    await store.pauses.findOrCreate(pause("three"), fence);
+    expect(ran.filter((sql) => sql === 'select "epoch" from')).toHaveLength(1);
+    await db.destroy();
+  });
+
+  test("a lease granted in the transaction, or a grant rolled back with its unit, is read again", async () => {
+    const { store, db } = await openTracingStatements();
+    const first = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
+    // One transaction: a write under `first`, a takeover, then `first` again, which must be refused.
+    const results = await Promise.allSettled([
+      store.pauses.findOrCreate(pause("before"), first),
+      store.leases.acquire({ key: "tree", holder: "b", now: 1, ttlMs: 10, takeOver: true }),
+      store.pauses.findOrCreate(pause("stale"), first),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+    const second = (results[1] as PromiseFulfilledResult<Fence>).value;
+
+    // One transaction: a unit that takes the lease over, writes under the new epoch and then fails is
+    // rolled back to its savepoint; the epoch it checked is gone with it, and the one before holds again.
+    // The writes after it are queued from inside it, but outside its unit of work: units of their own.
+    let afterIt: Promise<unknown>[] = [];
+    const queueAfterIt = AsyncResource.bind((granted: Fence) => {
+      afterIt = [
+        store.pauses.findOrCreate(pause("granted-gone"), granted),
+        store.pauses.findOrCreate(pause("second-holds"), second),
+      ];
+    });
+    const units = await Promise.allSettled([
+      store.threads.save(thread("first-unit")),
+      store.atomically(async () => {
+        const granted = (await store.leases.acquire({
+          key: "tree",
+          holder: "c",
+          now: 2,
+          ttlMs: 10,
+          takeOver: true,
+        })) as Fence;
+        await store.pauses.findOrCreate(pause("rolled-back"), granted);
+        queueAfterIt(granted);
+        throw new Error("the unit fails");
+      }),
+    ]);
+    expect(units.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    const [gone, holds] = await Promise.allSettled(afterIt);
+    expect(gone?.status).toBe("rejected");
+    expect((gone as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+    expect(holds?.status).toBe("fulfilled");
+    expect(await store.pauses.findByTenantIdAndPauseId("t", "granted-gone")).toBeUndefined();
+    expect(await store.pauses.findByTenantIdAndPauseId("t", "rolled-back")).toBeUndefined();
+    await db.destroy();
   });
 });

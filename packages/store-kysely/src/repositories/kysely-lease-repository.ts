@@ -127,6 +127,7 @@ export class KyselyLeaseRepository implements LeaseRepository {
           now,
           take_over: takeOver === true ? 1 : 0,
         });
+        if (row !== undefined) this.#store.transactions?.leasesChanged(db);
         return row === undefined ? undefined : { key, holder, epoch: toNumber(row.epoch), expiresAt };
       });
     }
@@ -141,12 +142,17 @@ export class KyselyLeaseRepository implements LeaseRepository {
         return undefined;
       const grant = { key, holder, epoch: epoch + 1, expires_at: expiresAt };
       const updated = await this.#take.affected(trx, { ...grant, from: epoch });
+      if (updated === 1) this.#store.transactions?.leasesChanged(trx);
       return updated === 1 ? { key, holder, epoch: epoch + 1, expiresAt } : undefined;
     });
   }
 
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
     const { fence, now, ttlMs } = args;
+    // A holder whose checkpoint writes were not committed must not be told it may go on (a renewal
+    // confirms the lease before an approved tool runs): see `WriteTransactions.applied`.
+    const lost = this.#store.transactions?.lostCommit(fence);
+    if (lost !== undefined) throw lost;
     const updated = await inWriteTransaction(this.#store, (trx) =>
       this.#renew.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs }),
     );
