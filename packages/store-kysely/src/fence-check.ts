@@ -32,9 +32,10 @@ export class FenceCheck {
     const lost = transactions?.lostCommit(fence);
     if (lost !== undefined) throw lost;
     // Checked already in this transaction: nobody else can have taken the lease since (see fenceChecked).
-    if (transactions?.fenceChecked(trx, fence) === true) return;
+    const checked = transactions?.fenceChecked(trx, fence);
+    if (checked === true) return;
     const row = await this.#epochOf.first(trx, { key: fence.key });
     if (row === undefined || toNumber(row.epoch) !== fence.epoch) throw new LeaseLostError(fence);
-    transactions?.noteFenceChecked(trx, fence);
+    checked?.();
   }
 }

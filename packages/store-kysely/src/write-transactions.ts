@@ -36,6 +36,12 @@ interface QueuedWork {
   readonly applied?: AppliedUnit | undefined;
 }
 
+/** The fences an open write transaction found current (lease key → epoch), and how often it forgot them. */
+interface CheckedFences {
+  generation: number;
+  readonly fences: Map<string, number>;
+}
+
 /** A unit that settles once applied (see {@link WriteTransactions.applied}) and what follows it. */
 interface AppliedUnit {
   /** Whose later writes learn that its transaction did not commit. */
@@ -97,7 +103,7 @@ export class WriteTransactions {
    * lease key → epoch. Within one transaction a lease's epoch changes only by a grant in it (every other
    * writer waits for its lock), so a fence is checked once per transaction (see {@link fenceChecked}).
    */
-  readonly #checkedFences = new WeakMap<object, Map<string, number>>();
+  readonly #checkedFences = new WeakMap<object, CheckedFences>();
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -176,19 +182,27 @@ export class WriteTransactions {
     );
   }
 
-  /** Whether `trx`, an open write transaction of this store, found `fence` current since it began. */
-  fenceChecked(trx: Kysely<AgbossDatabase>, fence: Fence): boolean {
-    return this.#checkedFences.get(trx)?.get(fence.key) === fence.epoch;
-  }
-
-  /** Notes that `trx` found `fence` current (a no-op outside this store's write transactions). */
-  noteFenceChecked(trx: Kysely<AgbossDatabase>, fence: Fence): void {
-    this.#checkedFences.get(trx)?.set(fence.key, fence.epoch);
+  /**
+   * Whether `trx`, an open write transaction of this store, found `fence` current since it began; if
+   * not, a function that notes it did (call it once the lease row said so), or undefined outside this
+   * store's write transactions. A note is dropped when the lease changed hands meanwhile.
+   */
+  fenceChecked(trx: Kysely<AgbossDatabase>, fence: Fence): true | (() => void) | undefined {
+    const checked = this.#checkedFences.get(trx);
+    if (checked === undefined) return undefined;
+    if (checked.fences.get(fence.key) === fence.epoch) return true;
+    const generation = checked.generation;
+    return () => {
+      if (checked.generation === generation) checked.fences.set(fence.key, fence.epoch);
+    };
   }
 
   /** Forgets the fences `trx` found current: a lease changed hands in it, or its writes rolled back. */
   leasesChanged(trx: Kysely<AgbossDatabase>): void {
-    this.#checkedFences.get(trx)?.clear();
+    const checked = this.#checkedFences.get(trx);
+    if (checked === undefined) return;
+    checked.generation += 1;
+    checked.fences.clear();
   }
 
   #enqueue(unit: QueuedWork): void {
@@ -294,7 +308,7 @@ export class WriteTransactions {
       this.#db.connection().execute((connection) =>
         this.#holding(connection, async () => {
           await runCompiledOn(connection, this.#begin);
-          this.#checkedFences.set(connection, new Map());
+          this.#checkedFences.set(connection, { generation: 0, fences: new Map() });
           let result: T;
           try {
             result = await work(connection);
@@ -371,7 +385,7 @@ export class WriteTransactions {
   ): Promise<void> {
     await runCompiledOn(connection, this.#begin);
     attempt.began = true;
-    this.#checkedFences.set(connection, new Map());
+    this.#checkedFences.set(connection, { generation: 0, fences: new Map() });
     const done: { unit: QueuedWork; result: unknown }[] = [];
     let lingered = false;
     try {

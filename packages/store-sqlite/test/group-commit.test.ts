@@ -413,6 +413,22 @@ describe("a pass's checkpoint writes", () => {
     await close();
   });
 
+  test("a renewal queued before the failed commit, which runs after it in a transaction of its own, is refused", async () => {
+    const { store, current, refuseNextCommit, close } = await openWithTakeover();
+    refuseNextCommit();
+    // Resolved; its transaction is still open, waiting a turn for more.
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+      messages: 1,
+    });
+    // A transaction carries at most 64 units: these fill the put's, so the renewal runs in the next one.
+    const fillers = Array.from({ length: 63 }, (_, i) => store.threads.save(thread(`filler-${i}`)));
+    const renewal = store.leases.renew({ fence: current, now: 21, ttlMs: 10 });
+    const filled = await Promise.allSettled(fillers);
+    expect(filled.every((result) => result.status === "rejected")).toBe(true);
+    await expect(renewal).rejects.toBeInstanceOf(StoreUnavailableError);
+    await close();
+  });
+
   test("a transient fault after they resolved does not run their transaction again: it fails, and their fence with it", async () => {
     const { store, current, commits, refuseNextCommit, close } = await openWithTakeover();
     const before = commits();
@@ -473,8 +489,9 @@ describe("fence checks in one transaction", () => {
   });
 
   test("a lease granted in the transaction, or a grant rolled back with its unit, is read again", async () => {
-    const { store, db } = await openTracingStatements();
+    const { store, db, ran } = await openTracingStatements();
     const first = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
+    ran.splice(0);
     // One transaction: a write under `first`, a takeover, then `first` again, which must be refused.
     const results = await Promise.allSettled([
       store.pauses.findOrCreate(pause("before"), first),
@@ -482,6 +499,7 @@ describe("fence checks in one transaction", () => {
       store.pauses.findOrCreate(pause("stale"), first),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect(ran.filter((sql) => sql === "commit")).toHaveLength(1);
     expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
     const second = (results[1] as PromiseFulfilledResult<Fence>).value;
 

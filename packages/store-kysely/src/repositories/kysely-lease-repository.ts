@@ -149,13 +149,14 @@ export class KyselyLeaseRepository implements LeaseRepository {
 
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
     const { fence, now, ttlMs } = args;
-    // A holder whose checkpoint writes were not committed must not be told it may go on (a renewal
-    // confirms the lease before an approved tool runs): see `WriteTransactions.applied`.
-    const lost = this.#store.transactions?.lostCommit(fence);
-    if (lost !== undefined) throw lost;
-    const updated = await inWriteTransaction(this.#store, (trx) =>
-      this.#renew.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs }),
-    );
+    const updated = await inWriteTransaction(this.#store, (trx) => {
+      // A holder whose checkpoint writes were not committed must not be told it may go on (a renewal
+      // confirms the lease before an approved tool runs): see `WriteTransactions.applied`. Asked in the
+      // transaction, as a fence check is, so a failure recorded while the renewal waited counts too.
+      const lost = this.#store.transactions?.lostCommit(fence);
+      if (lost !== undefined) throw lost;
+      return this.#renew.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs });
+    });
     return updated === 1;
   }
 
