@@ -29,8 +29,7 @@ export class FenceCheck {
   async assert(trx: Kysely<AgbossDatabase>, fence: Fence | undefined): Promise<void> {
     if (fence === undefined) return;
     const transactions = this.#store.transactions;
-    const lost = transactions?.lostCommit(fence);
-    if (lost !== undefined) throw lost;
+    transactions?.refuseAfterLostCommit(fence);
     // Checked already in this transaction: nobody else can have taken the lease since (see fenceChecked).
     const checked = transactions?.fenceChecked(trx, fence);
     if (checked === true) return;

@@ -137,7 +137,7 @@ export class WriteTransactions {
    * commit. Its writes are committed with that transaction, in order, before any write queued after
    * them; so a write that does wait for its commit (see {@link run}) is only committed along with them.
    * If the transaction fails after `work` resolved, the writes are gone, and every later write under the
-   * same fence (key and epoch) is refused with `StoreUnavailableError` (see {@link lostCommit}); the
+   * same fence (key and epoch) is refused with `StoreUnavailableError` (see {@link refuseAfterLostCommit}); the
    * caller never builds on a state the store does not hold. Elsewhere, and inside a unit of work, the
    * same as {@link run}. The refusal is made where a write checks its fence (`FenceCheck`) and where a
    * lease is renewed; one-statement fenced writes (`writableCtes`) do not consult it, so a dialect
@@ -166,18 +166,17 @@ export class WriteTransactions {
   }
 
   /**
-   * The error a write under `fence` must fail with, when an earlier write under the same fence resolved
-   * as applied (see {@link applied}) in a transaction that did not commit; undefined otherwise.
+   * Throws the `StoreUnavailableError` a write under `fence` must fail with when an earlier write under
+   * the same fence resolved as applied (see {@link applied}) in a transaction that did not commit.
    */
-  lostCommit(fence: Fence): StoreUnavailableError | undefined {
+  refuseAfterLostCommit(fence: Fence): void {
     const lost = this.#lostCommits.get(fence.key);
-    if (lost === undefined || lost.epoch !== fence.epoch) return undefined;
-    const cause = lost.error instanceof Error ? lost.error.message : String(lost.error);
-    return new StoreUnavailableError(
+    if (lost === undefined || lost.epoch !== fence.epoch) return;
+    throw new StoreUnavailableError(
       `A checkpoint write of "${fence.key}" (lease epoch ${fence.epoch}) ran in a transaction that did ` +
-        `not commit (${cause}), so this write, which would build on it, was refused. The store holds the ` +
-        "execution as it was before that write: recovery continues it from there (or take the lease again " +
-        "and run it).",
+        `not commit (${messageOf(lost.error)}), so this write, which would build on it, was refused. The ` +
+        "store holds the execution as it was before that write: recovery continues it from there (or take " +
+        "the lease again and run it).",
       { cause: lost.error },
     );
   }
@@ -308,7 +307,6 @@ export class WriteTransactions {
       this.#db.connection().execute((connection) =>
         this.#holding(connection, async () => {
           await runCompiledOn(connection, this.#begin);
-          this.#checkedFences.set(connection, { generation: 0, fences: new Map() });
           let result: T;
           try {
             result = await work(connection);
@@ -316,8 +314,6 @@ export class WriteTransactions {
             // The work's own error is what the caller needs, even when the connection is gone too.
             await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
             throw error;
-          } finally {
-            this.#checkedFences.delete(connection);
           }
           await commit(connection);
           return result;
@@ -327,18 +323,25 @@ export class WriteTransactions {
   }
 
   /**
-   * Runs `work` with `connection` held (see `hold`): on a synchronous driver its statements run at once.
-   * Without one there is nothing to hold, and `work` runs as it is.
+   * Runs `work`, one attempt at a write transaction, on `connection`: its fence checks are noted for the
+   * attempt (see {@link fenceChecked}), and on a synchronous driver the connection is held (see `hold`),
+   * so its statements run at once.
    */
   async #holding<T>(connection: Kysely<AgbossDatabase>, work: () => Promise<T>): Promise<T> {
-    if (this.#sync === undefined) return work();
-    hold(connection, this.#sync);
-    this.#holds += 1;
+    this.#checkedFences.set(connection, { generation: 0, fences: new Map() });
+    const sync = this.#sync;
+    if (sync !== undefined) {
+      hold(connection, sync);
+      this.#holds += 1;
+    }
     try {
       return await work();
     } finally {
-      this.#holds -= 1;
-      letGo(connection);
+      this.#checkedFences.delete(connection);
+      if (sync !== undefined) {
+        this.#holds -= 1;
+        letGo(connection);
+      }
     }
   }
 
@@ -385,7 +388,6 @@ export class WriteTransactions {
   ): Promise<void> {
     await runCompiledOn(connection, this.#begin);
     attempt.began = true;
-    this.#checkedFences.set(connection, { generation: 0, fences: new Map() });
     const done: { unit: QueuedWork; result: unknown }[] = [];
     let lingered = false;
     try {
@@ -439,8 +441,6 @@ export class WriteTransactions {
       // around them) while they were not committed. The group fails instead, and their fences with it.
       if (group.some((unit) => unit.applied?.resolved === true)) throw notRunAgain(error);
       throw error;
-    } finally {
-      this.#checkedFences.delete(connection);
     }
     group.splice(0);
     for (const { unit, result } of done) {
@@ -456,13 +456,17 @@ export class WriteTransactions {
  */
 function notRunAgain(error: unknown): StoreUnavailableError {
   const cause = error instanceof CommitFailure ? error.error : error;
-  const message = cause instanceof Error ? cause.message : String(cause);
   return new StoreUnavailableError(
-    `A write transaction failed (${message}) after checkpoint writes in it had been reported done, so it ` +
+    `A write transaction failed (${messageOf(cause)}) after checkpoint writes in it had been reported done, so it ` +
       "was not run again: nothing in it was committed. The executions that wrote them are recovered from " +
       "what the store holds.",
     { cause },
   );
+}
+
+/** An error's message, or what it is as text. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Commits; a failure becomes a {@link CommitFailure}, after a rollback (SQLite keeps a refused transaction open). */

@@ -153,8 +153,7 @@ export class KyselyLeaseRepository implements LeaseRepository {
       // A holder whose checkpoint writes were not committed must not be told it may go on (a renewal
       // confirms the lease before an approved tool runs): see `WriteTransactions.applied`. Asked in the
       // transaction, as a fence check is, so a failure recorded while the renewal waited counts too.
-      const lost = this.#store.transactions?.lostCommit(fence);
-      if (lost !== undefined) throw lost;
+      this.#store.transactions?.refuseAfterLostCommit(fence);
       return this.#renew.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs });
     });
     return updated === 1;
