@@ -4,6 +4,7 @@ import type { Fence, PauseRecord } from "@agboss/core/store";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { type SqliteHandle, SqliteStore, sqliteFaultOf } from "../src/index.js";
+import { interceptStatement } from "./intercepted-handle.js";
 import { pause, thread } from "./records.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -15,27 +16,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A better-sqlite3 handle that counts the write transactions it was asked to begin, refused ones too. */
+/** A store's handle that counts the write transactions it was asked to begin, refused ones too. */
 function countingBegins(path: string): { handle: SqliteHandle; begins: () => number } {
-  const db = new Database(path);
   let begins = 0;
-  const handle = {
-    name: db.name,
-    pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
-    close: () => db.close(),
-    prepare: (sql: string) => {
-      const statement = db.prepare(sql);
-      if (sql.trim().toLowerCase() !== "begin immediate") return statement;
-      return {
-        reader: statement.reader,
-        all: (parameters: readonly unknown[]) => statement.all(...parameters),
-        run: (parameters: readonly unknown[]) => {
-          begins += 1;
-          return statement.run(...parameters);
-        },
-      };
-    },
-  } as unknown as SqliteHandle;
+  const { handle, db } = interceptStatement(path, "begin immediate", () => {
+    begins += 1;
+  });
   cleanups.push(() => db.open && db.close());
   return { handle, begins: () => begins };
 }

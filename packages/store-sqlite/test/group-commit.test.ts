@@ -10,6 +10,7 @@ import { cacheStatements } from "../src/cache-statements.js";
 import { type SqliteHandle, SqliteStore } from "../src/index.js";
 import { SQLITE_CAPABILITIES } from "../src/sqlite-capabilities.js";
 import { syncStatementsOf } from "../src/sync-statements.js";
+import { interceptStatement } from "./intercepted-handle.js";
 import { execution, pause, thread } from "./records.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -26,8 +27,8 @@ function signal(): { promise: Promise<void>; resolve: () => void } {
 afterAll(() => dir.dispose());
 
 /**
- * A better-sqlite3 handle that counts the commits run through it, and can refuse the next one (as a full
- * or failing disk would), leaving the transaction open for the store to roll back.
+ * A store's handle that counts the commits run through it, and can refuse the next one (as a full or
+ * failing disk would), leaving the transaction open for the store to roll back.
  */
 function countingCommits(path: string): {
   handle: SqliteHandle;
@@ -36,31 +37,16 @@ function countingCommits(path: string): {
   refuseNextCommit(code?: string): void;
   close(): void;
 } {
-  const db = new Database(path);
   let commits = 0;
   let refuse: string | undefined;
-  const handle = {
-    name: db.name,
-    pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
-    close: () => db.close(),
-    prepare: (sql: string) => {
-      const statement = db.prepare(sql);
-      if (sql.trim().toLowerCase() !== "commit") return statement;
-      return {
-        reader: statement.reader,
-        all: (parameters: readonly unknown[]) => statement.all(...parameters),
-        run: (parameters: readonly unknown[]) => {
-          if (refuse !== undefined) {
-            const code = refuse;
-            refuse = undefined;
-            throw Object.assign(new Error(`commit refused (${code})`), { code });
-          }
-          commits += 1;
-          return statement.run(...parameters);
-        },
-      };
-    },
-  } as unknown as SqliteHandle;
+  const { handle, db } = interceptStatement(path, "commit", () => {
+    if (refuse !== undefined) {
+      const code = refuse;
+      refuse = undefined;
+      throw Object.assign(new Error(`commit refused (${code})`), { code });
+    }
+    commits += 1;
+  });
   return {
     handle,
     commits: () => commits,

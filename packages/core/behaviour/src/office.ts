@@ -1,6 +1,6 @@
-import type { App, ChatRequest, ChatResponse } from "@agboss/core";
+import type { App, ChatRequest } from "@agboss/core";
 import { callTool, replyWith } from "@agboss/core";
-import type { ModelScript } from "@agboss/testing";
+import type { ModelScript, ModelTurn } from "@agboss/testing";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
@@ -15,7 +15,7 @@ export const acme = { tenantId: "acme" } as const;
 export function scriptThread(
   mockLlm: (c: typeof OfficeAgent) => ModelScript,
   text: string,
-  ...turns: ChatResponse[]
+  ...turns: ModelTurn[]
 ): void {
   mockLlm(OfficeAgent)
     .when((request: ChatRequest) => request.messages.find((m) => m.role === "user")?.content === text)
@@ -49,15 +49,16 @@ export async function pauseTwo(
   return { result, refundPauseId, expensePauseId, threadKey: `acme/${threadId}` };
 }
 
-/** Runs the office workflow with one refund call only. */
+/** Runs the office workflow with one refund call only; `after` are the agent's turns once the tool returns. */
 export async function pauseRefund(
   app: App,
   mockLlm: (c: typeof OfficeAgent) => ModelScript,
   threadId = "t-refund",
   args: Record<string, unknown> = { orderId: "ord_1", amountCents: 1000 },
+  after: readonly ModelTurn[] = [replyWith("Refund handled")],
 ) {
   const text = `refund on ${threadId}`;
-  scriptThread(mockLlm, text, callTool(ApprovedRefundTool, args), replyWith("Refund handled"));
+  scriptThread(mockLlm, text, callTool(ApprovedRefundTool, args), ...after);
   const result = await app.execute(
     OfficeWorkflowStart,
     { text },

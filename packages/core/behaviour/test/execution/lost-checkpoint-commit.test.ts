@@ -1,24 +1,10 @@
-import {
-  type ChatRequest,
-  callTool,
-  ExecutionStatus,
-  PauseStatus,
-  replyWith,
-  StoreUnavailableError,
-} from "@agboss/core";
+import { ExecutionStatus, PauseStatus, replyWith, StoreUnavailableError } from "@agboss/core";
 import { type SqliteHandle, SqliteStore } from "@agboss/store-sqlite";
 import { testWith } from "@agboss/testing";
-import Database from "better-sqlite3";
 import { describe, expect } from "vitest";
-import { sqliteFile } from "../../src/backends.js";
-import {
-  ApprovedRefundTool,
-  Desk,
-  OfficeAgent,
-  OfficeApplication,
-  OfficeWorkflowStart,
-} from "../../src/fixtures/approval-app.js";
-import { acme } from "../../src/office.js";
+import { Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
+import { acme, pauseRefund } from "../../src/office.js";
+import { onEachCommit } from "../../src/sqlite-handles.js";
 
 // On SQLite a pass's checkpoint writes resolve before their commit, so the graph's next writes join it.
 // When that commit fails (a disk error here, scripted), the pass must not go on from checkpoints the store
@@ -27,30 +13,14 @@ import { acme } from "../../src/office.js";
 
 const RETENTION_MS = 24 * 3_600_000;
 
-/** A better-sqlite3 handle on a fresh file whose next commit can be made to fail, as a failing disk's would. */
+/** A store's handle on a fresh file whose next commit can be made to fail, as a failing disk's would. */
 function failingDisk(): { handle: SqliteHandle; refuseNextCommit(): void } {
-  const db = new Database(sqliteFile());
   let refuse = false;
-  const handle = {
-    name: db.name,
-    pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
-    close: () => db.close(),
-    prepare: (sql: string) => {
-      const statement = db.prepare(sql);
-      if (sql.trim().toLowerCase() !== "commit") return statement;
-      return {
-        reader: statement.reader,
-        all: (parameters: readonly unknown[]) => statement.all(...parameters),
-        run: (parameters: readonly unknown[]) => {
-          if (refuse) {
-            refuse = false;
-            throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
-          }
-          return statement.run(...parameters);
-        },
-      };
-    },
-  } as unknown as SqliteHandle;
+  const handle = onEachCommit(() => {
+    if (!refuse) return;
+    refuse = false;
+    throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
+  });
   return {
     handle,
     refuseNextCommit: () => {
@@ -71,42 +41,32 @@ describe("on a SQLite file", () => {
     store,
     clock,
   }) => {
-    const text = "refund on t-lost-commit";
-    mockLlm(OfficeAgent)
-      .when((request: ChatRequest) => request.messages.find((m) => m.role === "user")?.content === text)
-      .thenReturn(
-        callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 1000 }),
-        // The agent's turn after the tool: the tool's result is kept on its pause (committed) and the tool
-        // step's checkpoint writes have resolved, their transaction still open. It fails to commit while
-        // the model answers, so nothing the pass wrote since the result was kept is in the store.
-        async (_request: ChatRequest) => {
+    const { result: paused, pauseId } = await pauseRefund(
+      app,
+      mockLlm,
+      "t-lost-commit",
+      { orderId: "ord_1", amountCents: 1000 },
+      [
+        // The agent's turn after the tool: the tool's result is kept on its pause (committed) and the
+        // tool step's checkpoint writes have resolved, their transaction still open. It fails to commit
+        // while the model answers, so nothing the pass wrote since the result was kept is in the store.
+        async () => {
           disk.refuseNextCommit();
           await new Promise((resolve) => setTimeout(resolve, 5));
           return replyWith("Refund handled");
         },
         // The same turn again, when recovery carries the tree on.
         replyWith("Refund handled"),
-      );
-    const paused = await app.execute(
-      OfficeWorkflowStart,
-      { text },
-      { threadId: "t-lost-commit", ownerId: "alice", tenant: acme },
+      ],
     );
     expect(paused.status).toBe(ExecutionStatus.Paused);
-    const pauseId = app
-      .get(Desk)
-      .asked.filter((a) => a.channel === "refund")
-      .at(-1)?.pauseId as string;
 
-    const stopped = await app
+    const refused = await app
       .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
-      .then(
-        (result) => ({ result, error: undefined }),
-        (error: unknown) => ({ result: undefined, error }),
-      );
+      .catch((error: unknown) => error);
     // The pass's next write under its lease is refused: it would have built on the lost checkpoints.
-    expect(stopped.error).toBeInstanceOf(StoreUnavailableError);
-    expect((stopped.error as Error).message).toMatch(/did not commit/);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect((refused as Error).message).toMatch(/did not commit/);
     expect(app.get(Desk).refunds).toHaveLength(1);
     const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
     expect(pause?.status).toBe(PauseStatus.Taken);

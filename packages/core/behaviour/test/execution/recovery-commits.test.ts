@@ -1,11 +1,10 @@
 import { ExecutionStatus } from "@agboss/core";
 import { type SqliteHandle, SqliteStore } from "@agboss/store-sqlite";
 import { testWith } from "@agboss/testing";
-import Database from "better-sqlite3";
 import { describe, expect } from "vitest";
-import { sqliteFile } from "../../src/backends.js";
 import { Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
 import { acme, pauseRefund } from "../../src/office.js";
+import { onEachCommit } from "../../src/sqlite-handles.js";
 
 // What carrying on an answered tree costs in commits (each one a disk sync on SQLite's default FULL):
 // the sweep's claim of a tree (its pause checked, the lease taken, the tree marked running) is one unit
@@ -13,27 +12,12 @@ import { acme, pauseRefund } from "../../src/office.js";
 
 const RETENTION_MS = 24 * 3_600_000;
 
-/** A better-sqlite3 handle on a fresh file that counts the commits run through it. */
+/** A store's handle on a fresh file that counts the commits run through it. */
 function countingCommits(): { handle: SqliteHandle; commits: () => number } {
-  const db = new Database(sqliteFile());
   let commits = 0;
-  const handle = {
-    name: db.name,
-    pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
-    close: () => db.close(),
-    prepare: (sql: string) => {
-      const statement = db.prepare(sql);
-      if (sql.trim().toLowerCase() !== "commit") return statement;
-      return {
-        reader: statement.reader,
-        all: (parameters: readonly unknown[]) => statement.all(...parameters),
-        run: (parameters: readonly unknown[]) => {
-          commits += 1;
-          return statement.run(...parameters);
-        },
-      };
-    },
-  } as unknown as SqliteHandle;
+  const handle = onEachCommit(() => {
+    commits += 1;
+  });
   return { handle, commits: () => commits };
 }
 

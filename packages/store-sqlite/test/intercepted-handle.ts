@@ -1,0 +1,33 @@
+import Database from "better-sqlite3";
+import type { SqliteHandle } from "../src/index.js";
+
+/**
+ * A better-sqlite3 handle on `path` for `SqliteStore.open({ database })` whose statement `text` (e.g.
+ * `commit`) calls `before` each time it is about to run: to count it, or to throw as a failing disk or a
+ * held lock would (the statement then does not run). Returns the handle and the connection under it.
+ */
+export function interceptStatement(
+  path: string,
+  text: string,
+  before: () => void,
+): { handle: SqliteHandle; db: Database.Database } {
+  const db = new Database(path);
+  const handle = {
+    name: db.name,
+    pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
+    close: () => db.close(),
+    prepare: (sql: string) => {
+      const statement = db.prepare(sql);
+      if (sql.trim().toLowerCase() !== text) return statement;
+      return {
+        reader: statement.reader,
+        all: (parameters: readonly unknown[]) => statement.all(...parameters),
+        run: (parameters: readonly unknown[]) => {
+          before();
+          return statement.run(...parameters);
+        },
+      };
+    },
+  } as unknown as SqliteHandle;
+  return { handle, db };
+}
