@@ -1,8 +1,9 @@
 import { LeaseLostError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
-import { type Expression, type RawBuilder, sql } from "kysely";
+import { type Expression, type Kysely, type RawBuilder, sql } from "kysely";
 import type { PreparedQuery, SlotOf } from "./prepared-query.js";
-import { inWriteStatement, type StoreDatabase } from "./write-transactions.js";
+import type { AgbossDatabase } from "./schema/agboss-database.js";
+import { inAppliedWrite, inWriteStatement, type StoreDatabase } from "./write-transactions.js";
 
 // One-statement fenced writes, for dialects with data-modifying `with` clauses (`writableCtes`,
 // Postgres): the statement's first clause, `fence`, reads the lease row and locks it for share while
@@ -61,14 +62,33 @@ export function fenceArgs(fence: Fence | undefined): FenceArgs {
 /**
  * Runs an idempotent fenced statement (its last clause `select FENCED as fenced`) as its own
  * transaction (see `WriteTransactions.statement`), and throws {@link LeaseLostError} when the fence no
- * longer held the lease: then the statement wrote nothing. @internal
+ * longer held the lease: then the statement wrote nothing. With `applied`, a checkpoint write of a pass,
+ * it resolves once run in the fence's open transaction (see `WriteTransactions.applied`); otherwise it
+ * joins that transaction, if any, and resolves once committed. @internal
  */
 export async function runFenced<TArgs>(
   store: StoreDatabase,
   query: PreparedQuery<TArgs, { fenced: boolean }>,
   args: TArgs,
   fence: Fence | undefined,
+  options?: { readonly applied?: boolean },
 ): Promise<void> {
-  const row = await inWriteStatement(store, (db) => query.first(db, args));
-  if (fence !== undefined && row?.fenced !== true) throw new LeaseLostError(fence);
+  if (fence === undefined) {
+    await inWriteStatement(store, (db) => query.first(db, args));
+    return;
+  }
+  // Checked in the work, so a write run again in a new transaction (after a fault) is checked again.
+  const write = async (db: Kysely<AgbossDatabase>) => {
+    // Asked on every run: a pass of this fence may have been lost while the write waited or failed.
+    store.transactions?.refuseAfterLostCommit(fence);
+    const noted = store.transactions?.fenceChecked(db, fence);
+    const row = await query.first(db, args);
+    if (row?.fenced !== true) throw new LeaseLostError(fence);
+    // The statement locked the lease row for share: a later write in the same transaction need not.
+    if (typeof noted === "function") noted();
+  };
+  // Where commits are grouped, a write that resolved before its commit is not run again after a fault
+  // (see `WriteTransactions.applied`): there a one-statement write waits for its commit.
+  const applied = options?.applied === true && !store.capabilities.groupCommit;
+  await (applied ? inAppliedWrite(store, fence, write) : inWriteStatement(store, write, fence));
 }

@@ -117,13 +117,26 @@ export class KyselyStore implements Store {
       writeGate: config.writeGate,
       transactions,
     });
+    // Where commits are not grouped, the checkpointer's reads first wait for the checkpoint writes that
+    // resolved before them to commit (see `PassTransactions`): the repositories' tables hold no such writes.
+    const checkpointReads = capabilities.groupCommit
+      ? reads
+      : withRetriedReads(db, retry, () => transactions.settled());
+    const checkpointDatabase: StoreDatabase = Object.freeze({
+      get db() {
+        return transactions.current() ?? checkpointReads;
+      },
+      capabilities,
+      writeGate: config.writeGate,
+      transactions,
+    });
     this.#onClose = config.onClose;
     this.recoveryConcurrency = capabilities.groupCommit ? 1 : 4;
     this.threads = new KyselyThreadRepository(this.#database);
     this.executions = new KyselyExecutionRecordRepository(this.#database);
     this.leases = new KyselyLeaseRepository(this.#database);
     this.pauses = new KyselyPausedExecutionRepository(this.#database);
-    this.checkpointer = new KyselyCheckpointSaver(this.#database);
+    this.checkpointer = new KyselyCheckpointSaver(checkpointDatabase);
     this.budgets = new KyselyBudgetLedgerRepository(this.#database);
   }
 

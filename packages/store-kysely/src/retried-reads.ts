@@ -6,12 +6,21 @@ import type { FaultRetry } from "./fault-retry.js";
  * each statement is provided its own connection, so a retry runs it again, alone, on a fresh one. The
  * store reads through it and through nothing else; it serves single statements only, never
  * `transaction()` or `connection()`, which would run a whole callback again. Writes go through
- * {@link WriteTransactions} on `db` itself. @internal
+ * {@link WriteTransactions} on `db` itself. `before`, if given, runs first, and the statement waits
+ * for what it returns. @internal
  */
-export function withRetriedReads<DB>(db: Kysely<DB>, retry: FaultRetry): Kysely<DB> {
+export function withRetriedReads<DB>(
+  db: Kysely<DB>,
+  retry: FaultRetry,
+  before?: () => Promise<void> | undefined,
+): Kysely<DB> {
   const executor = db.getExecutor();
   const provider: ConnectionProvider = {
-    provideConnection: (consumer, options) => retry.read(() => executor.provideConnection(consumer, options)),
+    provideConnection: (consumer, options) => {
+      const run = () => retry.read(() => executor.provideConnection(consumer, options));
+      const waiting = before?.();
+      return waiting === undefined ? run() : waiting.then(run);
+    },
   };
   return new Kysely<DB>({
     config: { dialect: SINGLE_STATEMENTS },

@@ -4,6 +4,7 @@ import type { Fence } from "@agboss/core/store";
 import { CompiledQuery, type Kysely } from "kysely";
 import { CommitFailure, FaultRetry } from "./fault-retry.js";
 import { hold, letGo, runCompiledOn, type SyncStatements } from "./held-connections.js";
+import { type Closing, PassTransactions } from "./pass-transactions.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 import type { StoreDialectCapabilities } from "./store-dialect-capabilities.js";
 import { openWriteGate, type WriteGate } from "./write-gate.js";
@@ -104,6 +105,8 @@ export class WriteTransactions {
    * writer waits for its lock), so a fence is checked once per transaction (see {@link fenceChecked}).
    */
   readonly #checkedFences = new WeakMap<object, CheckedFences>();
+  /** Where commits are not grouped: a pass's writes under its fence share a transaction (see {@link applied}). */
+  readonly #passes: PassTransactions | undefined;
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -113,16 +116,33 @@ export class WriteTransactions {
     this.#retry = store.retry ?? new FaultRetry({ name: "", faultOf: store.capabilities.faultOf });
     this.#begin = CompiledQuery.raw(store.capabilities.beginWriteTransaction);
     this.#sync = store.syncStatements;
+    this.#passes = store.capabilities.groupCommit
+      ? undefined
+      : new PassTransactions({
+          db: this.#db,
+          begin: this.#begin,
+          retry: this.#retry,
+          gate: this.#gate,
+          holding: (connection, work) => this.#holding(connection, work),
+          began: (connection) => this.leasesChanged(connection),
+          lost: (fence, error) => this.#loseFence(fence, error),
+        });
   }
 
   /**
    * Runs `work` in a write transaction; resolves once its writes are committed. Inside a unit of work
-   * ({@link atomically}) it runs on the unit's transaction instead, and commits with it.
+   * ({@link atomically}) it runs on the unit's transaction instead, and commits with it. Give `fence`
+   * when `work` writes under it: where commits are not grouped, it then joins the fence's open pass
+   * transaction, if any, and commits it (see {@link applied}).
    */
-  run<T>(work: Work<T>): Promise<T> {
+  run<T>(work: Work<T>, fence?: Fence): Promise<T> {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
-    if (!this.#capabilities.groupCommit) return this.#tracked(this.#gate(() => this.#alone(work)));
+    if (!this.#capabilities.groupCommit) {
+      return this.#tracked(
+        this.#afterPasses(fence, "transaction", work, () => this.#gate(() => this.#alone(work))),
+      );
+    }
     return this.#tracked(
       new Promise<T>((resolve, reject) =>
         this.#enqueue({ work, resolve: resolve as (value: unknown) => void, reject }),
@@ -142,9 +162,23 @@ export class WriteTransactions {
    * same as {@link run}. The refusal is made where a write checks its fence (`FenceCheck`) and where a
    * lease is renewed; one-statement fenced writes (`writableCtes`) do not consult it, so a dialect
    * that groups commits must check fences with `FenceCheck`.
+   *
+   * Where commits are not grouped (a pool: Postgres), `work` must be idempotent: it runs in a
+   * transaction of its fence's own (see `PassTransactions`), which the pass's next writes join, and
+   * which commits once a turn passed without one, when a write given the same fence joins it, or
+   * before any other read or write of the store runs; after a transient fault its writes run again.
    */
   applied<T>(fence: Fence, work: Work<T>): Promise<T> {
-    if (!this.#capabilities.groupCommit || this.#unit.getStore() !== undefined) return this.run(work);
+    if (this.#unit.getStore() !== undefined) return this.run(work);
+    const passes = this.#passes;
+    if (passes !== undefined) {
+      try {
+        this.refuseAfterLostCommit(fence);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return passes.applied(fence, work, (end) => void this.#tracked(end));
+    }
     let ended!: () => void;
     // close() waits for the commit, not for the early resolution.
     this.#tracked(
@@ -204,6 +238,44 @@ export class WriteTransactions {
     checked.fences.clear();
   }
 
+  /**
+   * Settles once every write that resolved as applied so far is committed (or lost); undefined at once
+   * when there is none. The store's reads wait for it.
+   */
+  settled(): Promise<void> | undefined {
+    return this.#passes?.settle();
+  }
+
+  /**
+   * Where pass transactions run: `work` (a write of kind `closing`) joins `fence`'s open pass, if any;
+   * otherwise `alone` runs once every write that resolved before is committed.
+   */
+  #afterPasses<T>(
+    fence: Fence | undefined,
+    closing: Closing,
+    work: Work<T>,
+    alone: () => Promise<T>,
+  ): Promise<T> {
+    const passes = this.#passes;
+    if (passes === undefined) return alone();
+    if (fence !== undefined) {
+      try {
+        this.refuseAfterLostCommit(fence);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const joined = passes.join(fence, closing, work);
+      if (joined !== undefined) return joined;
+    }
+    const settling = passes.settle();
+    if (settling === undefined) return alone();
+    return settling.then(() => {
+      // The pass it waited for may have been lost meanwhile.
+      if (fence !== undefined) this.refuseAfterLostCommit(fence);
+      return alone();
+    });
+  }
+
   #enqueue(unit: QueuedWork): void {
     this.#queue.push(unit);
     if (this.#draining) return;
@@ -214,9 +286,13 @@ export class WriteTransactions {
   /** Remembers that `unit`'s writes resolved as applied but were not committed (see {@link applied}). */
   #lost(unit: QueuedWork, error: unknown): void {
     const applied = unit.applied;
-    if (applied?.resolved !== true) return;
-    this.#lostCommits.delete(applied.fence.key);
-    this.#lostCommits.set(applied.fence.key, { epoch: applied.fence.epoch, error });
+    if (applied?.resolved === true) this.#loseFence(applied.fence, error);
+  }
+
+  /** Remembers that writes under `fence` resolved as applied and were not committed. */
+  #loseFence(fence: Fence, error: unknown): void {
+    this.#lostCommits.delete(fence.key);
+    this.#lostCommits.set(fence.key, { epoch: fence.epoch, error });
     if (this.#lostCommits.size > MAX_LOST_COMMITS) {
       const oldest = this.#lostCommits.keys().next();
       if (oldest.done !== true) this.#lostCommits.delete(oldest.value);
@@ -240,11 +316,15 @@ export class WriteTransactions {
    * one round trip, no `begin` and `commit` around it. Being idempotent, it runs again after any
    * transient fault, even a connection lost while it was in flight.
    */
-  statement<T>(work: Work<T>): Promise<T> {
+  statement<T>(work: Work<T>, fence?: Fence): Promise<T> {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
     if (this.#capabilities.groupCommit) return this.run(work);
-    return this.#tracked(this.#gate(() => this.#retry.statement(() => work(this.#db))));
+    return this.#tracked(
+      this.#afterPasses(fence, "statement", work, () =>
+        this.#gate(() => this.#retry.statement(() => work(this.#db))),
+      ),
+    );
   }
 
   /**
@@ -256,20 +336,22 @@ export class WriteTransactions {
    * one (sent or not, waiting for a lock or not: the store cannot tell) gives `StoreUnavailableError`
    * saying the outcome is unknown, as a lost COMMIT does.
    */
-  once<T>(work: Work<T>): Promise<T> {
+  once<T>(work: Work<T>, fence?: Fence): Promise<T> {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
     if (this.#capabilities.groupCommit) return this.run(work);
     return this.#tracked(
-      this.#gate(() =>
-        this.#retry.write(() =>
-          this.#db.connection().execute(async (connection) => {
-            try {
-              return await work(connection);
-            } catch (error) {
-              throw new CommitFailure(error);
-            }
-          }),
+      this.#afterPasses(fence, "once", work, () =>
+        this.#gate(() =>
+          this.#retry.write(() =>
+            this.#db.connection().execute(async (connection) => {
+              try {
+                return await work(connection);
+              } catch (error) {
+                throw new CommitFailure(error);
+              }
+            }),
+          ),
         ),
       ),
     );
@@ -483,8 +565,8 @@ async function commit(connection: Kysely<AgbossDatabase>): Promise<void> {
  * Runs `work` in one write transaction, begun the way the dialect wants, on one reserved connection;
  * commits when it returns and rolls back when it throws. @internal
  */
-export function inWriteTransaction<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
-  return (store.transactions ?? new WriteTransactions(store)).run(work);
+export function inWriteTransaction<T>(store: StoreDatabase, work: Work<T>, fence?: Fence): Promise<T> {
+  return (store.transactions ?? new WriteTransactions(store)).run(work, fence);
 }
 
 /**
@@ -492,21 +574,22 @@ export function inWriteTransaction<T>(store: StoreDatabase, work: Work<T>): Prom
  * its commit (see {@link WriteTransactions.applied}). @internal
  */
 export function inAppliedWrite<T>(store: StoreDatabase, fence: Fence, work: Work<T>): Promise<T> {
-  return (store.transactions ?? new WriteTransactions(store)).applied(fence, work);
+  // Without the store's own transactions nothing would wait for an early resolution's commit.
+  return store.transactions?.applied(fence, work) ?? new WriteTransactions(store).run(work);
 }
 
 /**
  * Runs `work`, one idempotent write statement, as its own transaction (see
  * {@link WriteTransactions.statement}). @internal
  */
-export function inWriteStatement<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
-  return (store.transactions ?? new WriteTransactions(store)).statement(work);
+export function inWriteStatement<T>(store: StoreDatabase, work: Work<T>, fence?: Fence): Promise<T> {
+  return (store.transactions ?? new WriteTransactions(store)).statement(work, fence);
 }
 
 /**
  * Runs `work`, one write statement that is not safe to run twice, as its own transaction (see
  * {@link WriteTransactions.once}). @internal
  */
-export function inWriteOnce<T>(store: StoreDatabase, work: Work<T>): Promise<T> {
-  return (store.transactions ?? new WriteTransactions(store)).once(work);
+export function inWriteOnce<T>(store: StoreDatabase, work: Work<T>, fence?: Fence): Promise<T> {
+  return (store.transactions ?? new WriteTransactions(store)).once(work, fence);
 }

@@ -409,6 +409,150 @@ async function storm(
   }
 }
 
+/**
+ * The statements the store's connections (named `application`) send from now on, each by its first
+ * word (`begin`, `with`, `insert`, `commit`, …), in order.
+ */
+function statementsOf(application: string): string[] {
+  const seen: string[] = [];
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = proto.query;
+  proto.query = function recorded(
+    this: { connectionParameters?: { application_name?: string } },
+    ...args: unknown[]
+  ): unknown {
+    if (this.connectionParameters?.application_name === application) {
+      const first = args[0];
+      const text = typeof first === "string" ? first : String((first as { text?: unknown })?.text ?? "");
+      seen.push(text.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? "");
+    }
+    return query.apply(this, args);
+  };
+  cleanups.push(async () => {
+    proto.query = query;
+  });
+  return seen;
+}
+
+/**
+ * Makes every COMMIT of a transaction that wrote a checkpoint in `schema` wait until the returned
+ * function is called (a deferred constraint trigger waiting on an advisory lock the test holds).
+ */
+async function holdCheckpointCommits(schema: string): Promise<() => Promise<void>> {
+  const key = randomInt(1, 2 ** 47);
+  const s = pg.escapeIdentifier(schema);
+  await admin.query(`
+    create function ${s}.hold_commit() returns trigger language plpgsql as $$
+    begin perform pg_advisory_xact_lock(${key}); return null; end $$`);
+  await admin.query(`
+    create constraint trigger hold_commit after insert on ${s}.agboss_checkpoints
+    deferrable initially deferred for each row execute function ${s}.hold_commit()`);
+  const lock = await locker();
+  await lock.query("select pg_advisory_lock($1)", [key]);
+  return async () => {
+    await lock.query("select pg_advisory_unlock($1)", [key]);
+  };
+}
+
+const committing = async (application: string) =>
+  nonEmpty((await waiting(application)).filter((b) => /^\s*commit\s*$/i.test(b.query)));
+
+describe("a pass's checkpoint writes (one transaction per fence)", () => {
+  const lease = (store: Store, key: string) =>
+    store.leases.acquire({ key, holder: "a", now: Date.now(), ttlMs: 60_000 }) as Promise<Fence>;
+
+  test("resolve once run and share one transaction, which a fenced write the caller waits for joins and commits", async () => {
+    const { store, schema, application } = await openStore();
+    const fence = await lease(store, "acme/pass");
+    const seen = statementsOf(application);
+    const first = checkpoint({ step: 1 });
+    const second = checkpoint({ step: 2 });
+    await store.checkpointer.put(checkpointConfig("t-pass", fence), first, META, { step: 1 });
+    await store.checkpointer.put(checkpointConfig("t-pass", fence), second, META, { step: 1 });
+    await store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence);
+    // One transaction: the two checkpoints, then the pause, whose fence check the checkpoint statements
+    // made already (their lock on the lease row holds until COMMIT).
+    expect(seen).toEqual(["begin", "with", "with", "insert", "select", "commit"]);
+    const { rows } = await admin.query(
+      `select checkpoint_id from ${pg.escapeIdentifier(schema)}.agboss_checkpoints where thread_id = 't-pass'`,
+    );
+    expect(rows.map((row) => row.checkpoint_id).sort()).toEqual([first.id, second.id].sort());
+  });
+
+  test("a checkpoint read waits for the writes that resolved before it to commit; the other reads do not", async () => {
+    const { store, schema, application } = await openStore();
+    const fence = await lease(store, "acme/pass");
+    const release = await holdCheckpointCommits(schema);
+    const saved = checkpoint({ step: 1 });
+    await store.checkpointer.put(checkpointConfig("t-read", fence), saved, META, { step: 1 });
+    let read: string | undefined | null = null;
+    const reading = store.checkpointer.getTuple(checkpointConfig("t-read")).then((tuple) => {
+      read = tuple?.checkpoint.id;
+    });
+    await waitFor(() => committing(application), "the pass's COMMIT to wait");
+    expect(await store.pauses.list({ tenantId: "acme" })).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(read).toBeNull();
+    await release();
+    await reading;
+    expect(read).toBe(saved.id);
+  });
+
+  test("a connection lost while the pass commits: its writes run again on a new connection and commit, and no caller sees the fault", async () => {
+    const { store, schema, application, logs } = await openStore();
+    const fence = await lease(store, "acme/pass");
+    const release = await holdCheckpointCommits(schema);
+    const first = checkpoint({ step: 1 });
+    const second = checkpoint({ step: 2 });
+    await store.checkpointer.put(checkpointConfig("t-lost", fence), first, META, { step: 1 });
+    await store.checkpointer.put(checkpointConfig("t-lost", fence), second, META, { step: 1 });
+    await waitFor(() => committing(application), "the pass's COMMIT to wait");
+    expect(await terminate(application)).toBeGreaterThan(0);
+    await release();
+    for (const saved of [first, second]) {
+      const tuple = await store.checkpointer.getTuple(checkpointConfig("t-lost", undefined, saved.id));
+      expect(tuple?.checkpoint.id).toBe(saved.id);
+    }
+    expect(lostConnections(logs).length).toBeGreaterThan(0);
+    // The holder goes on writing under its fence.
+    await store.checkpointer.put(checkpointConfig("t-lost", fence), checkpoint({ step: 3 }), META, {
+      step: 1,
+    });
+  });
+
+  test("the lease taken before they could run again: they are gone, and the holder's later writes are refused as not committed", async () => {
+    const { store, schema, application } = await openStore({ retry: { baseDelayMs: 400, maxDelayMs: 400 } });
+    const other = await PostgresStore.open({ connectionString: TEST_URL, schema, appName: "pass-other" });
+    cleanups.push(() => other.close());
+    const fence = await lease(store, "acme/pass");
+    const release = await holdCheckpointCommits(schema);
+    const saved = checkpoint({ step: 1 });
+    await store.checkpointer.put(checkpointConfig("t-taken", fence), saved, META, { step: 1 });
+    await waitFor(() => committing(application), "the pass's COMMIT to wait");
+    expect(await terminate(application)).toBeGreaterThan(0);
+    // Between the rollback and the next attempt (200 to 400 ms later), another instance takes the lease.
+    const taken = await other.leases.acquire({
+      key: "acme/pass",
+      holder: "b",
+      now: Date.now(),
+      ttlMs: 60_000,
+      takeOver: true,
+    });
+    expect(taken?.epoch).toBe(fence.epoch + 1);
+    await release();
+    expect(await store.checkpointer.getTuple(checkpointConfig("t-taken"))).toBeUndefined();
+    const refused = await store.checkpointer
+      .put(checkpointConfig("t-taken", fence), checkpoint({ step: 2 }), META, { step: 1 })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect((refused as Error).message).toMatch(/did not commit/);
+    // The new holder writes.
+    await other.checkpointer.put(checkpointConfig("t-taken", taken!), checkpoint({ step: 3 }), META, {
+      step: 1,
+    });
+  });
+});
+
 describe("postgresFaultOf", () => {
   const coded = (code: string, message = code) => Object.assign(new Error(message), { code });
 

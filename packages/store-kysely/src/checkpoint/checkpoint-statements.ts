@@ -205,7 +205,7 @@ export class CheckpointStatements {
       reached_ids: (reached ?? []).map((value) => value.checkpoint_id),
       reached_channels: (reached ?? []).map((value) => value.channel),
     };
-    await runFenced(this.#store, query, args, fence);
+    await runFenced(this.#store, query, args, fence, { applied: true });
   }
 
   /**
@@ -240,7 +240,7 @@ export class CheckpointStatements {
       replace_types: replaced.map((row) => row.type),
       replace_values: replaced.map((row) => row.value),
     };
-    await runFenced(this.#store, query, args, fence);
+    await runFenced(this.#store, query, args, fence, { applied: true });
   }
 
   #buildRead(byId: boolean): PreparedQuery<ReadArgs, PartRow> {

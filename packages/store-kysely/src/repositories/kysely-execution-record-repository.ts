@@ -87,13 +87,17 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       await runFenced(this.#store, query, { ...values, ...fenceArgs(fence) }, fence);
       return;
     }
-    await inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      await this.#save.execute(trx, values);
-      if (release !== undefined) {
-        await this.#releaseLease.execute(trx, { key: release.key, epoch: release.epoch, expires_at: 0 });
-      }
-    });
+    await inWriteTransaction(
+      this.#store,
+      async (trx) => {
+        await this.#fence.assert(trx, fence);
+        await this.#save.execute(trx, values);
+        if (release !== undefined) {
+          await this.#releaseLease.execute(trx, { key: release.key, epoch: release.epoch, expires_at: 0 });
+        }
+      },
+      fence,
+    );
   }
 
   /** The record upserted, and with `releases` the lease released, only while the fence holds it. */

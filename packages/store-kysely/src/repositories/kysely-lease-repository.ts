@@ -149,17 +149,22 @@ export class KyselyLeaseRepository implements LeaseRepository {
 
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
     const { fence, now, ttlMs } = args;
-    const updated = await inWriteTransaction(this.#store, (trx) => {
-      // A holder whose checkpoint writes were not committed must not be told it may go on (a renewal
-      // confirms the lease before an approved tool runs): see `WriteTransactions.applied`. Asked in the
-      // transaction, as a fence check is, so a failure recorded while the renewal waited counts too.
-      this.#store.transactions?.refuseAfterLostCommit(fence);
-      return this.#renew.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs });
-    });
+    const updated = await inWriteTransaction(
+      this.#store,
+      (trx) => {
+        // A holder whose checkpoint writes were not committed must not be told it may go on (a renewal
+        // confirms the lease before an approved tool runs): see `WriteTransactions.applied`. Asked in the
+        // transaction, as a fence check is, so a failure recorded while the renewal waited counts too.
+        this.#store.transactions?.refuseAfterLostCommit(fence);
+        return this.#renew.affected(trx, { key: fence.key, epoch: fence.epoch, expires_at: now + ttlMs });
+      },
+      fence,
+    );
     return updated === 1;
   }
 
   async release(fence: Fence): Promise<void> {
+    // Not given the fence: a release must land even after a pass of it was lost (see `refuseAfterLostCommit`).
     await inWriteTransaction(this.#store, (trx) =>
       this.#expire.execute(trx, { key: fence.key, epoch: fence.epoch, expires_at: 0 }),
     );

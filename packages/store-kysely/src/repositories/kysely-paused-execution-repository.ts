@@ -90,16 +90,20 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
 
   findOrCreate(record: PauseRecord, fence?: Fence): Promise<PauseRecord> {
     const row = toRow(record);
-    return inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      await this.#insert.execute(trx, row);
-      const stored = await this.#byIdempotencyKey.first(trx, {
-        tenantId: record.tenantId,
-        key: record.idempotencyKey,
-      });
-      if (stored === undefined) throw new Error(`The pause "${record.pauseId}" was not stored.`);
-      return toPause(stored);
-    });
+    return inWriteTransaction(
+      this.#store,
+      async (trx) => {
+        await this.#fence.assert(trx, fence);
+        await this.#insert.execute(trx, row);
+        const stored = await this.#byIdempotencyKey.first(trx, {
+          tenantId: record.tenantId,
+          key: record.idempotencyKey,
+        });
+        if (stored === undefined) throw new Error(`The pause "${record.pauseId}" was not stored.`);
+        return toPause(stored);
+      },
+      fence,
+    );
   }
 
   async findByTenantIdAndPauseId(tenantId: string, pauseId: string): Promise<PauseRecord | undefined> {
@@ -290,14 +294,18 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         fence,
       });
     }
-    return inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      if (decided !== undefined) {
-        const taken = await this.#update(trx, tenantId, pauseId, PauseStatus.Pending, decided);
-        if (taken !== undefined) return taken;
-      }
-      return this.#update(trx, tenantId, pauseId, PauseStatus.Resolved, { status: PauseStatus.Taken });
-    });
+    return inWriteTransaction(
+      this.#store,
+      async (trx) => {
+        await this.#fence.assert(trx, fence);
+        if (decided !== undefined) {
+          const taken = await this.#update(trx, tenantId, pauseId, PauseStatus.Pending, decided);
+          if (taken !== undefined) return taken;
+        }
+        return this.#update(trx, tenantId, pauseId, PauseStatus.Resolved, { status: PauseStatus.Taken });
+      },
+      fence,
+    );
   }
 
   saveToolResult(
@@ -310,32 +318,42 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       // Only a result not yet stored is written, so running it again (after any transient fault, even
       // one that came after it landed) keeps the first: one statement, the stored record read only
       // when it wrote nothing.
-      return inWriteStatement(this.#store, async (db) => {
+      return inWriteStatement(
+        this.#store,
+        async (db) => {
+          const set = { tool_result: toJsonText(result) };
+          const from = PauseStatus.Taken;
+          const saved = await this.#fencedUpdate(db, {
+            tenantId,
+            pauseId,
+            from,
+            set,
+            fence,
+            unsetResult: true,
+          });
+          if (saved !== undefined) return toPause(saved);
+          const row = await this.#byPauseId.first(db, { tenantId, pauseId });
+          return row?.status === PauseStatus.Taken ? toPause(row) : undefined;
+        },
+        fence,
+      );
+    }
+    return inWriteTransaction(
+      this.#store,
+      async (trx) => {
+        await this.#fence.assert(trx, fence);
+        // The first result stays (a second one would come from a call that ran again): the update writes
+        // only where none is stored, and the pause is read only when it wrote nothing.
         const set = { tool_result: toJsonText(result) };
-        const from = PauseStatus.Taken;
-        const saved = await this.#fencedUpdate(db, {
-          tenantId,
-          pauseId,
-          from,
-          set,
-          fence,
+        const saved = await this.#update(trx, tenantId, pauseId, PauseStatus.Taken, set, {
           unsetResult: true,
         });
-        if (saved !== undefined) return toPause(saved);
-        const row = await this.#byPauseId.first(db, { tenantId, pauseId });
+        if (saved !== undefined) return saved;
+        const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
         return row?.status === PauseStatus.Taken ? toPause(row) : undefined;
-      });
-    }
-    return inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      // The first result stays (a second one would come from a call that ran again): the update writes
-      // only where none is stored, and the pause is read only when it wrote nothing.
-      const set = { tool_result: toJsonText(result) };
-      const saved = await this.#update(trx, tenantId, pauseId, PauseStatus.Taken, set, { unsetResult: true });
-      if (saved !== undefined) return saved;
-      const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
-      return row?.status === PauseStatus.Taken ? toPause(row) : undefined;
-    });
+      },
+      fence,
+    );
   }
 
   cancelByTenantIdAndPauseId(
@@ -383,15 +401,23 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       // One statement in autocommit, fence and change together: run again after any transient fault
       // when repeatable, else only where it surely did not land.
       const run = args.repeatable === true ? inWriteStatement : inWriteOnce;
-      return run(this.#store, async (db) => {
-        const row = await this.#fencedUpdate(db, { ...args, fence });
-        return row === undefined ? undefined : toPause(row);
-      });
+      return run(
+        this.#store,
+        async (db) => {
+          const row = await this.#fencedUpdate(db, { ...args, fence });
+          return row === undefined ? undefined : toPause(row);
+        },
+        fence,
+      );
     }
-    return inWriteTransaction(this.#store, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
-    });
+    return inWriteTransaction(
+      this.#store,
+      async (trx) => {
+        await this.#fence.assert(trx, fence);
+        return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
+      },
+      fence,
+    );
   }
 
   async #update(
@@ -433,6 +459,8 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       unsetResult?: boolean;
     },
   ): Promise<Selectable<PauseTable> | undefined> {
+    // Asked on every run: a pass of this fence may have been lost while the change waited or failed.
+    this.#store.transactions?.refuseAfterLostCommit(args.fence);
     const changes = args.set as Record<string, unknown>;
     const columns = Object.keys(changes).filter((column) => changes[column] !== undefined) as UpdatedColumn[];
     const unsetResult = args.unsetResult === true;

@@ -1,0 +1,301 @@
+import { StoreUnavailableError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
+import { CompiledQuery, type Kysely } from "kysely";
+import type { FaultRetry } from "./fault-retry.js";
+import { runCompiledOn } from "./held-connections.js";
+import type { AgbossDatabase } from "./schema/agboss-database.js";
+import { StoreFault } from "./store-faults.js";
+import type { WriteGate } from "./write-gate.js";
+
+type Work<T> = (trx: Kysely<AgbossDatabase>) => Promise<T>;
+
+/**
+ * How a write that ends a pass transaction may run again after its COMMIT was lost in flight:
+ * `statement` (idempotent) runs again; `once` and `transaction` fail with the outcome unknown.
+ */
+export type Closing = "statement" | "once" | "transaction";
+
+interface PassUnit {
+  readonly work: Work<unknown>;
+  /** Undefined for a write that resolves once applied; else the kind of write that commits the transaction. */
+  readonly closing: Closing | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** A write that resolved once applied and is not committed yet. */
+interface Carried {
+  readonly work: Work<unknown>;
+  readonly ended: () => void;
+}
+
+/** One holder's writes (one fence) that share a transaction. */
+interface Pass {
+  readonly fence: Fence;
+  readonly queue: PassUnit[];
+  /** What resolved and is not committed: a new transaction of the pass runs it again first, in order. */
+  readonly carried: Carried[];
+  /** Set by {@link PassTransactions.settle}: commit as soon as the queue is empty, without waiting a turn. */
+  hurry: boolean;
+  /** Whether its COMMIT is in flight: a write that waits for its commit can no longer join it. */
+  committing: boolean;
+  /** Settles once the pass has nothing left to run or commit. */
+  drained: Promise<void>;
+}
+
+/** What a {@link PassTransactions} is built from. @internal */
+export interface PassTransactionsConfig {
+  readonly db: Kysely<AgbossDatabase>;
+  readonly begin: CompiledQuery;
+  readonly retry: FaultRetry;
+  readonly gate: WriteGate;
+  /** Runs one transaction attempt on `connection` (the caller notes its fence checks there). */
+  readonly holding: <T>(connection: Kysely<AgbossDatabase>, work: () => Promise<T>) => Promise<T>;
+  /** Called as each transaction begins on `connection`: fences checked in an earlier one are checked again. */
+  readonly began: (connection: Kysely<AgbossDatabase>) => void;
+  /** Called when writes under `fence` resolved and will not be committed: its later writes are refused. */
+  readonly lost: (fence: Fence, error: unknown) => void;
+}
+
+/** Most writes one pass transaction carries before it commits, so a long pass still commits now and then. */
+const MAX_PASS_WRITES = 64;
+const COMMIT = CompiledQuery.raw("commit");
+const ROLLBACK = CompiledQuery.raw("rollback");
+
+/** A write that had resolved failed for good when run again: the pass's uncommitted writes are lost. */
+class PassLost extends Error {
+  constructor(readonly error: unknown) {
+    super("a write of the pass failed when run again", { cause: error });
+  }
+}
+
+/**
+ * Transactions per holder of a lease, for a database whose transactions run side by side on a pool
+ * (Postgres), where each commit is a WAL flush. A pass's checkpoint writes under its fence resolve as
+ * soon as they ran in an open transaction of their own fence, before it commits, so the graph's next
+ * write joins it (see `WriteTransactions.applied`); the transaction commits once a turn of the event
+ * loop passed with no new write of the pass, or when a write that waits for its commit joins it (a
+ * fenced write of the runtime under the same fence: see {@link join}), or when anyone reads
+ * ({@link settle}). So the store never shows a state without writes that resolved before the read or
+ * the write asking for it: to everyone else the pass's writes look committed as they resolved.
+ *
+ * The writes a transaction carries are idempotent single statements (an upsert, an insert that keeps
+ * what is stored), so when it meets a transient fault, even a connection lost while COMMIT was in
+ * flight, they run again in order in a new transaction, under the same fence check, and their callers
+ * never see it. They are lost only when the store stays unavailable through every attempt, or when
+ * the fence no longer holds the lease: then every later write under the fence is refused. @internal
+ */
+export class PassTransactions {
+  readonly #config: PassTransactionsConfig;
+  readonly #passes = new Map<string, Pass>();
+  /** The ends of writes that resolved and are not committed yet (see {@link settle}). */
+  readonly #unsettled = new Set<Promise<void>>();
+
+  constructor(config: PassTransactionsConfig) {
+    this.#config = config;
+  }
+
+  /**
+   * Runs `work`, an idempotent write under `fence`, in the fence's open transaction (opened for it if
+   * there is none), and resolves once it ran there. `drained` is called with a new pass's end, for the
+   * store's `close()` to wait on.
+   */
+  applied<T>(fence: Fence, work: Work<T>, drained: (end: Promise<void>) => void): Promise<T> {
+    const open = this.#passes.get(fence.key);
+    if (open !== undefined && open.fence.epoch !== fence.epoch) {
+      // A new holder in this process: the old one's writes commit first.
+      open.hurry = true;
+      return open.drained.then(() => this.applied(fence, work, drained));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const unit: PassUnit = {
+        work,
+        closing: undefined,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      };
+      if (open !== undefined) open.queue.push(unit);
+      else drained(this.#open(fence, unit));
+    });
+  }
+
+  /**
+   * Runs `work`, a write under `fence` that resolves once committed, as the last write of the fence's
+   * open transaction, which then commits; undefined when the fence has none, or nothing in it waits to
+   * be committed (run it on its own, after {@link settle}).
+   */
+  join<T>(fence: Fence, closing: Closing, work: Work<T>): Promise<T> | undefined {
+    const open = this.#passes.get(fence.key);
+    if (open === undefined || open.fence.epoch !== fence.epoch) return undefined;
+    // Nothing of the pass waits to be committed (on its own the write needs no BEGIN and COMMIT around
+    // it), or what does is being committed (the write runs once that is done: see settle).
+    if (open.committing || (open.queue.length === 0 && open.carried.length === 0)) return undefined;
+    return new Promise<T>((resolve, reject) => {
+      open.queue.push({ work, closing, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  /**
+   * Settles once every write that has resolved so far is committed (or known lost), hurrying their
+   * transactions to commit; undefined, at once, when there is none. Every read and every write that
+   * does not join a pass waits for it, so it sees what the writes before it resolved with.
+   */
+  settle(): Promise<void> | undefined {
+    if (this.#unsettled.size === 0) return undefined;
+    for (const pass of this.#passes.values()) pass.hurry = true;
+    return Promise.allSettled([...this.#unsettled]).then(() => undefined);
+  }
+
+  #open(fence: Fence, first: PassUnit): Promise<void> {
+    const pass: Pass = {
+      fence,
+      queue: [first],
+      carried: [],
+      hurry: false,
+      committing: false,
+      drained: Promise.resolve(),
+    };
+    this.#passes.set(fence.key, pass);
+    pass.drained = this.#config.gate(() => this.#drain(pass));
+    return pass.drained;
+  }
+
+  async #drain(pass: Pass): Promise<void> {
+    const { db, retry, holding } = this.#config;
+    try {
+      while (pass.queue.length > 0 || pass.carried.length > 0) {
+        await retry
+          .write(() =>
+            db
+              .connection()
+              .execute((connection) => holding(connection, () => this.#attempt(connection, pass))),
+          )
+          .catch((error: unknown) => this.#fail(pass, error));
+      }
+    } finally {
+      // In the same turn as the empty check: a write issued from now on opens a new pass.
+      if (this.#passes.get(pass.fence.key) === pass) this.#passes.delete(pass.fence.key);
+    }
+  }
+
+  /**
+   * Transactions on `connection` until one commits or the pass is empty; throws a transient fault. Each
+   * commit ends the attempt, so every transaction of a long pass gets the retries of its own.
+   */
+  async #attempt(connection: Kysely<AgbossDatabase>, pass: Pass): Promise<void> {
+    while (pass.queue.length > 0 || pass.carried.length > 0) {
+      await runCompiledOn(connection, this.#config.begin);
+      this.#config.began(connection);
+      if (await this.#transaction(connection, pass)) return;
+    }
+  }
+
+  /**
+   * One begun transaction: the carried writes again, then queued ones, then COMMIT. True once committed;
+   * false when it rolled back because one queued write failed (rejected alone: the others run again).
+   */
+  async #transaction(connection: Kysely<AgbossDatabase>, pass: Pass): Promise<boolean> {
+    const { retry } = this.#config;
+    const rollback = () => runCompiledOn(connection, ROLLBACK).catch(() => undefined);
+    for (const write of pass.carried) {
+      try {
+        await write.work(connection);
+      } catch (error) {
+        await rollback();
+        if (retry.faultOf(error) !== undefined) throw error;
+        throw new PassLost(error);
+      }
+    }
+    let lingered = false;
+    for (;;) {
+      let unit = pass.queue[0];
+      if (unit === undefined && !lingered && !pass.hurry) {
+        // The graph's next write comes behind this one's resolution: wait a turn for it.
+        lingered = true;
+        await new Promise((resolve) => setImmediate(resolve));
+        unit = pass.queue[0];
+      }
+      if (unit === undefined || pass.carried.length >= MAX_PASS_WRITES) break;
+      let result: unknown;
+      try {
+        result = await unit.work(connection);
+      } catch (error) {
+        await rollback();
+        // A fault fails the transaction, not the write: it stays first in the queue and runs again.
+        if (retry.faultOf(error) !== undefined) throw error;
+        pass.queue.shift();
+        unit.reject(error);
+        return false;
+      }
+      if (unit.closing !== undefined) return this.#commit(connection, pass, unit, result);
+      pass.queue.shift();
+      this.#carry(pass, unit.work);
+      unit.resolve(result);
+      lingered = false;
+    }
+    return this.#commit(connection, pass, undefined, undefined);
+  }
+
+  #carry(pass: Pass, work: Work<unknown>): void {
+    let ended!: () => void;
+    const end = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    this.#unsettled.add(end);
+    void end.then(() => this.#unsettled.delete(end));
+    pass.carried.push({ work, ended });
+  }
+
+  /** Commits; on a fault throws it (the carried writes, and a closing write that may, run again). */
+  async #commit(
+    connection: Kysely<AgbossDatabase>,
+    pass: Pass,
+    closing: PassUnit | undefined,
+    result: unknown,
+  ): Promise<boolean> {
+    pass.committing = true;
+    try {
+      await runCompiledOn(connection, COMMIT);
+    } catch (error) {
+      pass.committing = false;
+      await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
+      const fault = this.#config.retry.faultOf(error);
+      if (closing !== undefined && fault === StoreFault.ConnectionLost && closing.closing !== "statement") {
+        // It may have committed: a write that is not safe to run twice is not. The carried writes are.
+        pass.queue.shift();
+        closing.reject(unknownOutcome(error));
+      }
+      if (fault !== undefined) throw error;
+      // Refused for good: the closing write fails alone, the carried ones run again without it.
+      if (closing === undefined) throw new PassLost(error);
+      pass.queue.shift();
+      closing.reject(error);
+      return false;
+    }
+    pass.committing = false;
+    if (closing !== undefined) pass.queue.shift();
+    for (const write of pass.carried.splice(0)) write.ended();
+    pass.hurry = false;
+    closing?.resolve(result);
+    return true;
+  }
+
+  /** The pass could not commit (attempts spent, or a carried write failed): its writes are lost. */
+  #fail(pass: Pass, thrown: unknown): void {
+    const error = thrown instanceof PassLost ? thrown.error : thrown;
+    if (pass.carried.length > 0) this.#config.lost(pass.fence, error);
+    for (const write of pass.carried.splice(0)) write.ended();
+    for (const unit of pass.queue.splice(0)) unit.reject(error);
+  }
+}
+
+function unknownOutcome(error: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `The store lost its connection to the database while committing a write (${
+      error instanceof Error ? error.message : String(error)
+    }). The outcome is unknown: the write may or may not have been committed, so it was not run again. ` +
+      "Recovery settles it: the recovery sweep continues the execution from whatever the store holds; read " +
+      "the data back before acting on it again.",
+    { cause: error },
+  );
+}
