@@ -37,7 +37,8 @@ type FencedUpdateRow = { fenced: boolean } & {
 export class KyselyPausedExecutionRepository implements PausedExecutionRepository {
   readonly #store: StoreDatabase;
   readonly #fence: FenceCheck;
-  readonly #insert: PreparedQuery<ReturnType<typeof toRow>>;
+  /** Inserts a pause unless one has its idempotency key; where the dialect has `returning`, answers the row it wrote. */
+  readonly #insert: PreparedQuery<ReturnType<typeof toRow>, Selectable<PauseTable>>;
   readonly #byIdempotencyKey: PreparedQuery<{ tenantId: string; key: string }, Selectable<PauseTable>>;
   readonly #byPauseId: PreparedQuery<{ tenantId: string; pauseId: string }, Selectable<PauseTable>>;
   readonly #resolvedBefore: PreparedQuery<
@@ -53,12 +54,13 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     this.#store = store;
     this.#fence = new FenceCheck(store);
     const db = store.db;
-    this.#insert = new PreparedQuery((slot) =>
-      db
+    this.#insert = new PreparedQuery((slot) => {
+      const insert = db
         .insertInto("agboss_pauses")
         .values(Object.fromEntries(PAUSE_COLUMNS.map((column) => [column, slot(column)])) as never)
-        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing()),
-    );
+        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing());
+      return store.capabilities.supportsReturning ? insert.returningAll() : insert;
+    });
     this.#byIdempotencyKey = new PreparedQuery((slot) =>
       db
         .selectFrom("agboss_pauses")
@@ -94,11 +96,13 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       this.#store,
       async (trx) => {
         await this.#fence.assert(trx, fence);
-        await this.#insert.execute(trx, row);
-        const stored = await this.#byIdempotencyKey.first(trx, {
-          tenantId: record.tenantId,
-          key: record.idempotencyKey,
-        });
+        // The row written, where the dialect answers it; else (or when one with the key was there) read.
+        const stored =
+          (await this.#insert.first(trx, row)) ??
+          (await this.#byIdempotencyKey.first(trx, {
+            tenantId: record.tenantId,
+            key: record.idempotencyKey,
+          }));
         if (stored === undefined) throw new Error(`The pause "${record.pauseId}" was not stored.`);
         return toPause(stored);
       },
