@@ -103,9 +103,18 @@ export class PassTransactions {
   applied<T>(fence: Fence, work: Work<T>, drained: (end: Promise<void>) => void): Promise<T> {
     const open = this.#passes.get(fence.key);
     if (open !== undefined && open.fence.epoch !== fence.epoch) {
-      // A new holder in this process: the old one's writes commit first.
+      // A new holder in this process: the old one's writes commit first. What `close()` waits for covers
+      // the pass this write opens then (the first reaction to `open.drained` opens it, the second reads it).
       open.hurry = true;
-      return open.drained.then(() => this.applied(fence, work, drained));
+      let opened: Promise<void> | undefined;
+      const later = open.drained.then(() =>
+        this.applied(fence, work, (end) => {
+          opened = end;
+          drained(end);
+        }),
+      );
+      drained(open.drained.then(() => opened));
+      return later;
     }
     return new Promise<T>((resolve, reject) => {
       const unit: PassUnit = {

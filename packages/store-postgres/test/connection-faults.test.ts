@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from "node:crypto";
-import { type LogEntry, PauseStatus, type Store, StoreUnavailableError } from "@agboss/core";
+import { LeaseLostError, type LogEntry, PauseStatus, type Store, StoreUnavailableError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import { Kysely, PostgresDialect } from "kysely";
@@ -496,6 +496,33 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     await release();
     await reading;
     expect(read).toBe(saved.id);
+  });
+
+  test("a write of a newer epoch waits for the older pass of its lease, and close() waits for both to commit", async () => {
+    const { store, schema } = await openStore();
+    const older = await lease(store, "acme/pass");
+    const newer = (await store.leases.acquire({
+      key: "acme/pass",
+      holder: "b",
+      now: Date.now(),
+      ttlMs: 60_000,
+      takeOver: true,
+    })) as Fence;
+    // Two threads of one tree, so the checkpointer does not put one write behind the other.
+    const stale = store.checkpointer
+      .put(checkpointConfig("t-older", older), checkpoint({ step: 1 }), META, { step: 1 })
+      .catch((error: unknown) => error);
+    const saved = checkpoint({ step: 2 });
+    const put = store.checkpointer.put(checkpointConfig("t-newer", newer), saved, META, { step: 1 });
+    // Both have reached the store's transactions (the older one's pass is open, waiting for the server).
+    await new Promise((resolve) => setImmediate(resolve));
+    await store.close();
+    await put;
+    expect(await stale).toBeInstanceOf(LeaseLostError);
+    const { rows } = await admin.query(
+      `select thread_id, checkpoint_id from ${pg.escapeIdentifier(schema)}.agboss_checkpoints`,
+    );
+    expect(rows).toEqual([{ thread_id: "t-newer", checkpoint_id: saved.id }]);
   });
 
   test("a connection lost while the pass commits: its writes run again on a new connection and commit, and no caller sees the fault", async () => {
