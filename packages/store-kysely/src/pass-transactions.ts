@@ -21,6 +21,8 @@ interface PassUnit {
   readonly closing: Closing | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** Set when a COMMIT carrying it lost its connection: it may have landed, whatever happens next. */
+  maybeCommitted?: boolean;
 }
 
 /** A write that resolved once applied and is not committed yet. */
@@ -269,10 +271,13 @@ export class PassTransactions {
       pass.committing = false;
       await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
       const fault = this.#config.retry.faultOf(error);
-      if (closing !== undefined && fault === StoreFault.ConnectionLost && closing.closing !== "statement") {
+      if (closing !== undefined && fault === StoreFault.ConnectionLost) {
         // It may have committed: a write that is not safe to run twice is not. The carried writes are.
-        pass.queue.shift();
-        closing.reject(unknownOutcome(error));
+        closing.maybeCommitted = true;
+        if (closing.closing !== "statement") {
+          pass.queue.shift();
+          closing.reject(unknownOutcome(error));
+        }
       }
       if (fault !== undefined) throw error;
       // Refused for good: the closing write fails alone, the carried ones run again without it.
@@ -294,7 +299,8 @@ export class PassTransactions {
     const error = thrown instanceof PassLost ? thrown.error : thrown;
     if (pass.carried.length > 0) this.#config.lost(pass.fence, error);
     for (const write of pass.carried.splice(0)) write.ended();
-    for (const unit of pass.queue.splice(0)) unit.reject(error);
+    for (const unit of pass.queue.splice(0))
+      unit.reject(unit.maybeCommitted === true ? unknownOutcome(error) : error);
   }
 }
 

@@ -470,9 +470,9 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     await store.checkpointer.put(checkpointConfig("t-pass", fence), first, META, { step: 1 });
     await store.checkpointer.put(checkpointConfig("t-pass", fence), second, META, { step: 1 });
     await store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence);
-    // One transaction: the two checkpoints, then the pause, whose fence check the checkpoint statements
-    // made already (their lock on the lease row holds until COMMIT).
-    expect(seen).toEqual(["begin", "with", "with", "insert", "select", "commit"]);
+    // One transaction: the two checkpoints, then the pause (read back from its insert), whose fence
+    // check the checkpoint statements made already (their lock on the lease row holds until COMMIT).
+    expect(seen).toEqual(["begin", "with", "with", "insert", "commit"]);
     const { rows } = await admin.query(
       `select checkpoint_id from ${pg.escapeIdentifier(schema)}.agboss_checkpoints where thread_id = 't-pass'`,
     );
@@ -545,6 +545,24 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     await store.checkpointer.put(checkpointConfig("t-lost", fence), checkpoint({ step: 3 }), META, {
       step: 1,
     });
+  });
+
+  test("a write that joined a COMMIT lost in flight, its attempts then spent, says the outcome is unknown", async () => {
+    const { store, schema, application } = await openStore({ retry: { attempts: 1 } });
+    const fence = await lease(store, "acme/pass");
+    const asked = await store.pauses.findOrCreate(pause({ threadId: "t-sent" }), fence);
+    const release = await holdCheckpointCommits(schema);
+    await store.checkpointer.put(checkpointConfig("t-sent", fence), checkpoint({ step: 1 }), META, {
+      step: 1,
+    });
+    // Marking the pause sent joins the pass and commits it: its COMMIT waits, and is cut off.
+    const marking = store.pauses.markSent("acme", asked.pauseId, fence).catch((error: unknown) => error);
+    await waitFor(() => committing(application), "the pass's COMMIT to wait");
+    expect(await terminate(application)).toBeGreaterThan(0);
+    await release();
+    const error = await marking;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/outcome is unknown/);
   });
 
   test("the lease taken before they could run again: they are gone, and the holder's later writes are refused as not committed", async () => {
