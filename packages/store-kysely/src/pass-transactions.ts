@@ -77,9 +77,10 @@ class PassLost extends Error {
  * soon as they ran in an open transaction of their own fence, before it commits, so the graph's next
  * write joins it (see `WriteTransactions.applied`); the transaction commits once a turn of the event
  * loop passed with no new write of the pass, or when a write that waits for its commit joins it (a
- * fenced write of the runtime under the same fence: see {@link join}), or when anyone reads
- * ({@link settle}). So the store never shows a state without writes that resolved before the read or
- * the write asking for it: to everyone else the pass's writes look committed as they resolved.
+ * fenced write of the runtime under the same fence: see {@link join}), or when a checkpoint read or a
+ * write that joins no pass asks ({@link settle}; the other tables never hold these writes). So the
+ * store never shows a state without writes that resolved before the read or the write asking for it:
+ * to everyone else the pass's writes look committed as they resolved.
  *
  * The writes a transaction carries are idempotent single statements (an upsert, an insert that keeps
  * what is stored), so when it meets a transient fault, even a connection lost while COMMIT was in
