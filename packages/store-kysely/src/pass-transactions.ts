@@ -236,7 +236,7 @@ export class PassTransactions {
         // A fault fails the transaction, not the write: it stays first in the queue and runs again.
         if (retry.faultOf(error) !== undefined) throw error;
         pass.queue.shift();
-        unit.reject(error);
+        unit.reject(settledError(unit, error));
         return false;
       }
       if (unit.closing !== undefined) return this.#commit(connection, pass, unit, result);
@@ -284,7 +284,7 @@ export class PassTransactions {
       // Refused for good: the closing write fails alone, the carried ones run again without it.
       if (closing === undefined) throw new PassLost(error);
       pass.queue.shift();
-      closing.reject(error);
+      closing.reject(settledError(closing, error));
       return false;
     }
     pass.committing = false;
@@ -300,9 +300,13 @@ export class PassTransactions {
     const error = thrown instanceof PassLost ? thrown.error : thrown;
     if (pass.carried.length > 0) this.#config.lost(pass.fence, error);
     for (const write of pass.carried.splice(0)) write.ended();
-    for (const unit of pass.queue.splice(0))
-      unit.reject(unit.maybeCommitted === true ? unknownOutcome(error) : error);
+    for (const unit of pass.queue.splice(0)) unit.reject(settledError(unit, error));
   }
+}
+
+/** What `unit` fails with: `error`, or "the outcome is unknown" once a COMMIT carrying it was lost. */
+function settledError(unit: PassUnit, error: unknown): unknown {
+  return unit.maybeCommitted === true ? unknownOutcome(error) : error;
 }
 
 function unknownOutcome(error: unknown): StoreUnavailableError {
