@@ -161,18 +161,8 @@ describe("a PostgreSQL connection that goes away", () => {
 
   test("while COMMIT is in flight: StoreUnavailableError says the outcome is unknown, and it is not run again", async () => {
     const { store, schema, application } = await openStore();
-    // A deferred constraint trigger runs at COMMIT: this one waits on an advisory lock the test holds,
-    // so the store's COMMIT is on the wire, unanswered, when its backend is terminated.
-    const key = randomInt(1, 2 ** 47);
-    const s = pg.escapeIdentifier(schema);
-    await admin.query(`
-      create function ${s}.hold_commit() returns trigger language plpgsql as $$
-      begin perform pg_advisory_xact_lock(${key}); return null; end $$`);
-    await admin.query(`
-      create constraint trigger hold_commit after insert on ${s}.agboss_threads
-      deferrable initially deferred for each row execute function ${s}.hold_commit()`);
-    const lock = await locker();
-    await lock.query("select pg_advisory_lock($1)", [key]);
+    // The store's COMMIT is on the wire, unanswered, when its backend is terminated.
+    const release = await holdCommits(schema, "agboss_threads");
 
     const thread = {
       tenantId: "acme",
@@ -184,10 +174,7 @@ describe("a PostgreSQL connection that goes away", () => {
       updatedAt: 1_000,
     };
     const saving = store.threads.save(thread).catch((error: unknown) => error);
-    await waitFor(
-      async () => nonEmpty((await waiting(application)).filter((b) => /^\s*commit\s*$/i.test(b.query))),
-      "the COMMIT to wait",
-    );
+    await waitFor(() => committing(application), "the COMMIT to wait");
     expect(await terminate(application)).toBeGreaterThan(0);
 
     const error = await saving;
@@ -200,7 +187,7 @@ describe("a PostgreSQL connection that goes away", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await waiting(application)).toEqual([]);
 
-    await lock.query("select pg_advisory_unlock($1)", [key]);
+    await release();
     // This time the trigger had not let the COMMIT through: the row is not there.
     expect(await store.threads.findByTenantIdAndThreadId("acme", "t-commit")).toBeUndefined();
   });
@@ -435,17 +422,17 @@ function statementsOf(application: string): string[] {
 }
 
 /**
- * Makes every COMMIT of a transaction that wrote a checkpoint in `schema` wait until the returned
- * function is called (a deferred constraint trigger waiting on an advisory lock the test holds).
+ * Makes every COMMIT of a transaction that inserted into `table` of `schema` wait until the returned
+ * function is called: a deferred constraint trigger, run at COMMIT, waits on an advisory lock the test holds.
  */
-async function holdCheckpointCommits(schema: string): Promise<() => Promise<void>> {
+async function holdCommits(schema: string, table: string): Promise<() => Promise<void>> {
   const key = randomInt(1, 2 ** 47);
   const s = pg.escapeIdentifier(schema);
   await admin.query(`
     create function ${s}.hold_commit() returns trigger language plpgsql as $$
     begin perform pg_advisory_xact_lock(${key}); return null; end $$`);
   await admin.query(`
-    create constraint trigger hold_commit after insert on ${s}.agboss_checkpoints
+    create constraint trigger hold_commit after insert on ${s}.${pg.escapeIdentifier(table)}
     deferrable initially deferred for each row execute function ${s}.hold_commit()`);
   const lock = await locker();
   await lock.query("select pg_advisory_lock($1)", [key]);
@@ -482,7 +469,7 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
   test("a checkpoint read waits for the writes that resolved before it to commit; the other reads do not", async () => {
     const { store, schema, application } = await openStore();
     const fence = await lease(store, "acme/pass");
-    const release = await holdCheckpointCommits(schema);
+    const release = await holdCommits(schema, "agboss_checkpoints");
     const saved = checkpoint({ step: 1 });
     await store.checkpointer.put(checkpointConfig("t-read", fence), saved, META, { step: 1 });
     let read: string | undefined | null = null;
@@ -528,7 +515,7 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
   test("a connection lost while the pass commits: its writes run again on a new connection and commit, and no caller sees the fault", async () => {
     const { store, schema, application, logs } = await openStore();
     const fence = await lease(store, "acme/pass");
-    const release = await holdCheckpointCommits(schema);
+    const release = await holdCommits(schema, "agboss_checkpoints");
     const first = checkpoint({ step: 1 });
     const second = checkpoint({ step: 2 });
     await store.checkpointer.put(checkpointConfig("t-lost", fence), first, META, { step: 1 });
@@ -551,7 +538,7 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     const { store, schema, application } = await openStore({ retry: { attempts: 1 } });
     const fence = await lease(store, "acme/pass");
     const asked = await store.pauses.findOrCreate(pause({ threadId: "t-sent" }), fence);
-    const release = await holdCheckpointCommits(schema);
+    const release = await holdCommits(schema, "agboss_checkpoints");
     await store.checkpointer.put(checkpointConfig("t-sent", fence), checkpoint({ step: 1 }), META, {
       step: 1,
     });
@@ -570,7 +557,7 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     const other = await PostgresStore.open({ connectionString: TEST_URL, schema, appName: "pass-other" });
     cleanups.push(() => other.close());
     const fence = await lease(store, "acme/pass");
-    const release = await holdCheckpointCommits(schema);
+    const release = await holdCommits(schema, "agboss_checkpoints");
     const saved = checkpoint({ step: 1 });
     await store.checkpointer.put(checkpointConfig("t-taken", fence), saved, META, { step: 1 });
     await waitFor(() => committing(application), "the pass's COMMIT to wait");
