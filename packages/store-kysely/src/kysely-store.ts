@@ -107,29 +107,23 @@ export class KyselyStore implements Store {
       readAtOnce(reads, syncStatements, () => transactions.holding || !syncIdle());
     }
     this.#transactions = transactions;
-    this.#database = Object.freeze({
-      // Reads inside a unit of work run on its transaction: they see its writes, and on Postgres they
-      // do not wait for a second connection of the pool.
-      get db() {
-        return transactions.current() ?? reads;
-      },
-      capabilities,
-      writeGate: config.writeGate,
-      transactions,
-    });
+    // Reads inside a unit of work run on its transaction: they see its writes, and on Postgres they do
+    // not wait for a second connection of the pool.
+    const databaseReading = (outside: Kysely<AgbossDatabase>): StoreDatabase =>
+      Object.freeze({
+        get db() {
+          return transactions.current() ?? outside;
+        },
+        capabilities,
+        writeGate: config.writeGate,
+        transactions,
+      });
+    this.#database = databaseReading(reads);
     // Where commits are not grouped, the checkpointer's reads first wait for the checkpoint writes that
     // resolved before them to commit (see `PassTransactions`): the repositories' tables hold no such writes.
-    const checkpointReads = capabilities.groupCommit
-      ? reads
-      : withRetriedReads(db, retry, () => transactions.settled());
-    const checkpointDatabase: StoreDatabase = Object.freeze({
-      get db() {
-        return transactions.current() ?? checkpointReads;
-      },
-      capabilities,
-      writeGate: config.writeGate,
-      transactions,
-    });
+    const checkpointDatabase = capabilities.groupCommit
+      ? this.#database
+      : databaseReading(withRetriedReads(db, retry, () => transactions.settled()));
     this.#onClose = config.onClose;
     this.recoveryConcurrency = capabilities.groupCommit ? 1 : 4;
     this.threads = new KyselyThreadRepository(this.#database);
