@@ -455,6 +455,58 @@ describe("a pass's checkpoint writes", () => {
   });
 });
 
+describe("a pause marked sent", () => {
+  test("resolves once applied: the pass's checkpoint writes after it join its commit, which a write that waits for its commit carries", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const { store, current, commits, close } = await openWithTakeover(path);
+    await store.pauses.findOrCreate(pause("asked"), current);
+    const before = commits();
+    const sent = await store.pauses.markSent("t", "asked", current, { ts: "1.2" });
+    expect(sent?.isSent).toBe(true);
+    // Not committed yet: the interrupt's pending writes, issued only now, join the same transaction.
+    expect(commits() - before).toBe(0);
+    const saved = await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+      messages: 1,
+    });
+    await store.checkpointer.putWrites(
+      passConfig("tree", current, saved.configurable?.checkpoint_id as string),
+      [["__interrupt__", { pauseId: "asked" }]],
+      "task-1",
+    );
+    expect(commits() - before).toBe(0);
+    await store.executions.save(execution("resting"), current);
+    expect(commits() - before).toBe(1);
+    await close();
+
+    const reopened = await SqliteStore.open({ path });
+    const stored = await reopened.pauses.findByTenantIdAndPauseId("t", "asked");
+    expect(stored?.isSent).toBe(true);
+    expect(stored?.channelRef).toEqual({ ts: "1.2" });
+    await reopened.close();
+  });
+
+  test("a commit that fails after it resolved: the mark is not stored, and the fence's later writes are refused", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const { store, current, refuseNextCommit, close } = await openWithTakeover(path);
+    await store.pauses.findOrCreate(pause("asked"), current);
+    refuseNextCommit();
+    expect((await store.pauses.markSent("t", "asked", current))?.isSent).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(store.executions.save(execution("resting"), current)).rejects.toThrow(/did not commit/);
+    // Recovery asks again: the pause is stored as not sent.
+    expect((await store.pauses.findByTenantIdAndPauseId("t", "asked"))?.isSent).toBe(false);
+    await close();
+  });
+
+  test("by a holder whose lease was taken: refused, and the pause stays unsent", async () => {
+    const { store, stale, current, close } = await openWithTakeover();
+    await store.pauses.findOrCreate(pause("asked"), current);
+    await expect(store.pauses.markSent("t", "asked", stale)).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await store.pauses.findByTenantIdAndPauseId("t", "asked"))?.isSent).toBe(false);
+    await close();
+  });
+});
+
 describe("fence checks in one transaction", () => {
   test("a fence is read once per transaction, however many of its writes share it", async () => {
     const { store, db, ran } = await openTracingStatements();

@@ -16,6 +16,7 @@ import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
 import {
+  inAppliedWrite,
   inWriteOnce,
   inWriteStatement,
   inWriteTransaction,
@@ -249,8 +250,19 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     channelRef?: unknown,
   ): Promise<PauseRecord | undefined> {
     const set = { is_sent: 1, ...(channelRef === undefined ? {} : { channel_ref: toJsonText(channelRef) }) };
-    // Setting the same flag again changes nothing: safe to run twice.
-    return this.#change({ tenantId, pauseId, from: PauseStatus.Pending, set, fence, repeatable: true });
+    // Setting the same flag again changes nothing: safe to run twice. Nothing waits for the mark to be
+    // on disk (a process that dies before it asks again on recovery, as one that died during `send`
+    // does): where commits are grouped it resolves once applied, and the pass's next checkpoint writes
+    // join its commit.
+    return this.#change({
+      tenantId,
+      pauseId,
+      from: PauseStatus.Pending,
+      set,
+      fence,
+      repeatable: true,
+      applied: true,
+    });
   }
 
   resolve(
@@ -399,6 +411,11 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     fence?: Fence | undefined;
     /** Whether running the change twice leaves what running it once does. */
     repeatable?: boolean;
+    /**
+     * Whether, under a fence and where commits are grouped, the change may resolve once applied, before
+     * its commit (see `WriteTransactions.applied`): for a write nothing relies on being committed.
+     */
+    applied?: boolean;
   }): Promise<PauseRecord | undefined> {
     const { fence } = args;
     if (fence !== undefined && this.#store.capabilities.writableCtes) {
@@ -414,14 +431,13 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         fence,
       );
     }
-    return inWriteTransaction(
-      this.#store,
-      async (trx) => {
-        await this.#fence.assert(trx, fence);
-        return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
-      },
-      fence,
-    );
+    const change = async (trx: Kysely<AgbossDatabase>) => {
+      await this.#fence.assert(trx, fence);
+      return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
+    };
+    return args.applied === true && fence !== undefined && this.#store.capabilities.groupCommit
+      ? inAppliedWrite(this.#store, fence, change)
+      : inWriteTransaction(this.#store, change, fence);
   }
 
   async #update(
