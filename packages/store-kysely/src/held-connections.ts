@@ -22,9 +22,10 @@ const readers = new WeakMap<
 
 /**
  * Lets statements run on `reads` (a store's read instance over one connection of a synchronous driver)
- * go straight to `statements` while `busy()` says no transaction is open or about to be on that
- * connection: they read what is committed, as they would through kysely, without its driver's
- * promises. Otherwise they go through kysely and wait for the transaction to end. @internal
+ * go straight to `statements` while `busy()` says no: no transaction is open or about to be on that
+ * connection (they read what is committed, as they would through kysely, without its driver's
+ * promises), or the open one may be read (see `WriteTransactions.readsThrough`). Otherwise they go
+ * through kysely and wait for the transaction to end. @internal
  */
 export function readAtOnce(
   reads: Kysely<AgbossDatabase>,

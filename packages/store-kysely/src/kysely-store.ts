@@ -52,8 +52,9 @@ export interface KyselyStoreConfig {
    * With `syncStatements`: whether the connection it runs on has no transaction open right now
    * (better-sqlite3's `!inTransaction`), whoever opened it. Reads outside the store's write
    * transactions then run through `syncStatements` too, while it says so and none of the store's own
-   * write transactions holds the connection; otherwise they go through kysely and wait for the
-   * transaction to end. Leave it out and they always go through kysely.
+   * write transactions holds the connection, or while the one that holds it holds only writes already
+   * reported done (see `WriteTransactions.readsThrough`); otherwise they go through kysely and wait for
+   * the transaction to end. Leave it out and they always go through kysely.
    */
   readonly syncIdle?: (() => boolean) | undefined;
 }
@@ -104,7 +105,21 @@ export class KyselyStore implements Store {
     const reads = capabilities.faultOf === undefined ? db : withRetriedReads(db, retry);
     const { syncStatements, syncIdle } = config;
     if (syncStatements !== undefined && syncIdle !== undefined) {
-      readAtOnce(reads, syncStatements, () => transactions.holding || !syncIdle());
+      readAtOnce(
+        reads,
+        (sql, parameters) => {
+          const through = transactions.readsThrough;
+          try {
+            return syncStatements(sql, parameters);
+          } catch (error) {
+            // A read that failed in the open transaction may have ended it (SQLite rolls back on an
+            // I/O error, say): the transaction must not go on as if it were still open.
+            if (through && syncIdle()) transactions.endedUnder(error);
+            throw error;
+          }
+        },
+        () => !transactions.readsThrough && (transactions.holding || !syncIdle()),
+      );
     }
     this.#transactions = transactions;
     // Reads inside a unit of work run on its transaction: they see its writes, and on Postgres they do

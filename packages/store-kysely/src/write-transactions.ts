@@ -90,6 +90,10 @@ export class WriteTransactions {
   /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
   readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
   #draining = false;
+  /** Set while the open transaction holds only writes that resolved as applied, between them (see {@link readsThrough}). */
+  #readsThrough = false;
+  /** What ended the open transaction under a read that ran in it (see {@link endedUnder}). */
+  #endedUnderRead: { readonly error: unknown } | undefined;
   /** How many write transactions hold the connection of a synchronous driver right now (0 or 1). */
   #holds = 0;
   /** The write transactions asked for and not yet settled (see {@link idle}). */
@@ -379,6 +383,34 @@ export class WriteTransactions {
     return this.#holds > 0;
   }
 
+  /**
+   * Whether the open transaction holds only writes that resolved as applied (see {@link applied}), and
+   * none is half run: waiting a turn for more before it commits, say. A read may run in it then, and see them: their writers
+   * went on as if they were committed, and if the commit fails every later write under their fences is
+   * refused, so nothing built on them lands. A pass that reads its tree's pauses after writing its last
+   * checkpoints then does not wait for their commit, and the write it makes next joins it.
+   */
+  get readsThrough(): boolean {
+    return this.#readsThrough;
+  }
+
+  /**
+   * Says that a read run in the open transaction (see {@link readsThrough}) failed and the connection
+   * is no longer in a transaction: the transaction fails with `error` at its next statement, and with it
+   * every write it carried, instead of going on outside one.
+   */
+  endedUnder(error: unknown): void {
+    this.#endedUnderRead ??= { error };
+  }
+
+  /** Throws what ended the open transaction under a read, if anything did. */
+  #assertNotEnded(): void {
+    const ended = this.#endedUnderRead;
+    if (ended === undefined) return;
+    this.#endedUnderRead = undefined;
+    throw ended.error;
+  }
+
   /** The transaction of the unit of work the caller runs in, if any: reads inside a unit use it. */
   current(): Kysely<AgbossDatabase> | undefined {
     return this.#unit.getStore();
@@ -472,6 +504,8 @@ export class WriteTransactions {
     attempt.began = true;
     const done: { unit: QueuedWork; result: unknown }[] = [];
     let lingered = false;
+    // Whether every unit done so far resolved as applied: then, between units, reads run in it.
+    let onlyApplied = true;
     try {
       let index = 0;
       for (;;) {
@@ -490,11 +524,16 @@ export class WriteTransactions {
         }
         const unit = group[index] as QueuedWork;
         const shared = done.length > 0;
+        // A unit half run is not for anyone to read.
+        this.#readsThrough = false;
+        this.#assertNotEnded();
         if (shared) await runCompiledOn(connection, SAVEPOINT);
         try {
           const result = await unit.work(connection);
           done.push({ unit, result });
           index += 1;
+          onlyApplied &&= unit.applied !== undefined;
+          this.#readsThrough = onlyApplied;
           if (unit.applied !== undefined && !unit.applied.resolved) {
             unit.applied.resolved = true;
             unit.resolve(result);
@@ -507,16 +546,22 @@ export class WriteTransactions {
           group.splice(index, 1);
           unit.reject(error);
           if (!shared) {
+            this.#readsThrough = false;
             await runCompiledOn(connection, ROLLBACK);
             return;
           }
           await runCompiledOn(connection, ROLLBACK_TO);
           this.leasesChanged(connection);
+          this.#readsThrough = onlyApplied;
         }
         if (shared) await runCompiledOn(connection, RELEASE);
       }
+      this.#readsThrough = false;
+      this.#assertNotEnded();
       await commit(connection);
     } catch (error) {
+      this.#readsThrough = false;
+      this.#endedUnderRead = undefined;
       // A fault, or a failed savepoint, rollback or commit: the transaction and every write in it are gone.
       await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
       // Units that resolved as applied are not run again: their callers went on (and may have read

@@ -507,6 +507,102 @@ describe("a pause marked sent", () => {
   });
 });
 
+describe("a read while the open transaction waits a turn", () => {
+  test("runs in it when it holds only writes that resolved as applied: it sees them, and the write that waits for its commit joins it", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const { store, current, commits, close } = await openWithTakeover(path);
+    await store.pauses.findOrCreate(pause("asked"), current);
+    const before = commits();
+    await store.pauses.markSent("t", "asked", current);
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+      messages: 1,
+    });
+    // What a pass reads after its interrupt: the tree's open pauses (and its checkpoint), not committed yet.
+    expect((await store.pauses.findByTenantIdAndPauseId("t", "asked"))?.isSent).toBe(true);
+    const latest = await store.checkpointer.getTuple({
+      configurable: { thread_id: "tree", checkpoint_ns: "" },
+    });
+    expect(latest?.checkpoint.id).toBe(checkpointNumbered(1).id);
+    expect(commits() - before).toBe(0);
+    // The execution's rest, which waits for its commit, shares it.
+    await store.executions.save(execution("resting"), current);
+    expect(commits() - before).toBe(1);
+    await close();
+  });
+
+  test("waits for the commit while the transaction holds a write that waits for it", async () => {
+    const { store, current, commits, close } = await openWithTakeover();
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+      messages: 1,
+    });
+    const before = commits();
+    // Both join the put's transaction: a write whose caller waits for its commit, then a checkpoint
+    // write that resolves once applied, after which the transaction waits a turn again.
+    const saving = store.threads.save(thread("saved"));
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(2), METADATA, {
+      messages: 2,
+    });
+    expect(commits() - before).toBe(0);
+    let committedWhenRead: number | undefined;
+    const found = await store.threads.findByTenantIdAndThreadId("t", "saved").then((thread) => {
+      committedWhenRead = commits() - before;
+      return thread;
+    });
+    await saving;
+    // The read saw the thread only once it was committed.
+    expect(found).toBeDefined();
+    expect(committedWhenRead).toBe(1);
+    await close();
+  });
+
+  test("that fails and ends the transaction (SQLite rolls back on an I/O error): the transaction fails with it, and nothing after it runs outside one", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const db = new Database(path);
+    let failNextRead = false;
+    // A handle whose next read of a thread rolls the open transaction back and fails, as an I/O error would.
+    const handle = {
+      name: db.name,
+      pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
+      close: () => db.close(),
+      get inTransaction() {
+        return db.inTransaction;
+      },
+      prepare: (sql: string) => {
+        const statement = db.prepare(sql);
+        if (!sql.startsWith('select * from "agboss_threads"')) return statement;
+        return {
+          reader: true,
+          all: (parameters: readonly unknown[]) => {
+            if (failNextRead) {
+              failNextRead = false;
+              if (db.inTransaction) db.exec("rollback");
+              throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
+            }
+            return statement.all(...parameters);
+          },
+        };
+      },
+    } as unknown as SqliteHandle;
+    const store = await SqliteStore.open({ database: handle });
+    const fence = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
+    await store.checkpointer.put(passConfig("tree", fence), checkpointNumbered(1), METADATA, { messages: 1 });
+    failNextRead = true;
+    // Runs in the open transaction, fails there, and is read again once the transaction has ended.
+    const read = store.threads.findByTenantIdAndThreadId("t", "queued");
+    const saving = store.threads.save(thread("queued"));
+    expect(await read).toBeUndefined();
+    await expect(saving).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Nothing of that transaction is stored, and the fence's later writes are refused.
+    expect(await store.threads.findByTenantIdAndThreadId("t", "queued")).toBeUndefined();
+    expect(
+      await store.checkpointer.getTuple({ configurable: { thread_id: "tree", checkpoint_ns: "" } }),
+    ).toBe(undefined);
+    await expect(store.executions.save(execution("refused"), fence)).rejects.toThrow(/did not commit/);
+    await store.close();
+    db.close();
+  });
+});
+
 describe("fence checks in one transaction", () => {
   test("a fence is read once per transaction, however many of its writes share it", async () => {
     const { store, db, ran } = await openTracingStatements();

@@ -16,6 +16,10 @@ export function interceptStatement(
     name: db.name,
     pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
     close: () => db.close(),
+    // As on a real handle: the store's reads may then run at once.
+    get inTransaction() {
+      return db.inTransaction;
+    },
     prepare: (sql: string) => {
       const statement = db.prepare(sql);
       if (sql.trim().toLowerCase() !== text) return statement;
