@@ -385,9 +385,10 @@ export class WriteTransactions {
 
   /**
    * Whether the open transaction holds only writes that resolved as applied (see {@link applied}), and
-   * none is half run: waiting a turn for more before it commits, say. A read may run in it then, and see them: their writers
-   * went on as if they were committed, and if the commit fails every later write under their fences is
-   * refused, so nothing built on them lands. A pass that reads its tree's pauses after writing its last
+   * none is half run: waiting a turn for more before it commits, say. A read may run in it then, and
+   * see them: their writers went on as if they were committed, and if the commit fails every later
+   * write under their fences is refused (a write of anyone else that builds on the read fails only if
+   * it joins the same transaction). A pass that reads its tree's pauses after writing its last
    * checkpoints then does not wait for their commit, and the write it makes next joins it.
    */
   get readsThrough(): boolean {
