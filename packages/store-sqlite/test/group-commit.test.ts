@@ -556,33 +556,18 @@ describe("a read while the open transaction waits a turn", () => {
   });
 
   test("that fails and ends the transaction (SQLite rolls back on an I/O error): the transaction fails with it, and nothing after it runs outside one", async () => {
-    const path = dir.file(`${randomUUID()}.sqlite`);
-    const db = new Database(path);
     let failNextRead = false;
-    // A handle whose next read of a thread rolls the open transaction back and fails, as an I/O error would.
-    const handle = {
-      name: db.name,
-      pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
-      close: () => db.close(),
-      get inTransaction() {
-        return db.inTransaction;
+    // The next read of a thread rolls the open transaction back and fails, as an I/O error would.
+    const { handle, db } = interceptStatement(
+      dir.file(`${randomUUID()}.sqlite`),
+      (sql) => sql.startsWith('select * from "agboss_threads"'),
+      () => {
+        if (!failNextRead) return;
+        failNextRead = false;
+        if (db.inTransaction) db.exec("rollback");
+        throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
       },
-      prepare: (sql: string) => {
-        const statement = db.prepare(sql);
-        if (!sql.startsWith('select * from "agboss_threads"')) return statement;
-        return {
-          reader: true,
-          all: (parameters: readonly unknown[]) => {
-            if (failNextRead) {
-              failNextRead = false;
-              if (db.inTransaction) db.exec("rollback");
-              throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
-            }
-            return statement.all(...parameters);
-          },
-        };
-      },
-    } as unknown as SqliteHandle;
+    );
     const store = await SqliteStore.open({ database: handle });
     const fence = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
     await store.checkpointer.put(passConfig("tree", fence), checkpointNumbered(1), METADATA, { messages: 1 });

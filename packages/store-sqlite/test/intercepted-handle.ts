@@ -3,14 +3,16 @@ import type { SqliteHandle } from "../src/index.js";
 
 /**
  * A better-sqlite3 handle on `path` for `SqliteStore.open({ database })` whose statement `text` (e.g.
- * `commit`) calls `before` each time it is about to run: to count it, or to throw as a failing disk or a
- * held lock would (the statement then does not run). Returns the handle and the connection under it.
+ * `commit`; or each statement `text` accepts) calls `before` each time it is about to run: to count it,
+ * or to throw as a failing disk or a held lock would (the statement then does not run). Returns the
+ * handle and the connection under it.
  */
 export function interceptStatement(
   path: string,
-  text: string,
+  text: string | ((sql: string) => boolean),
   before: () => void,
 ): { handle: SqliteHandle; db: Database.Database } {
+  const intercepted = typeof text === "string" ? (sql: string) => sql.trim().toLowerCase() === text : text;
   const db = new Database(path);
   const handle = {
     name: db.name,
@@ -22,10 +24,13 @@ export function interceptStatement(
     },
     prepare: (sql: string) => {
       const statement = db.prepare(sql);
-      if (sql.trim().toLowerCase() !== text) return statement;
+      if (!intercepted(sql)) return statement;
       return {
         reader: statement.reader,
-        all: (parameters: readonly unknown[]) => statement.all(...parameters),
+        all: (parameters: readonly unknown[]) => {
+          before();
+          return statement.all(...parameters);
+        },
         run: (parameters: readonly unknown[]) => {
           before();
           return statement.run(...parameters);
