@@ -110,18 +110,34 @@ describe("group commit", () => {
     await close();
   });
 
-  test("a write issued while a transaction is still open, in a later turn of the event loop, joins its commit", async () => {
+  test("a write issued while a transaction is still open, by a continuation that runs before the next turn of the event loop, joins its commit", async () => {
     const { store, commits, close } = await openWithTakeover();
     const before = commits();
     const first = store.threads.save(thread("first"));
-    // Issued from a later turn, as LangGraph issues a step's writes behind the checkpoint put it did not
-    // wait for: the open transaction turns the loop once before committing, and takes it in.
+    // Issued many promise callbacks later, without waiting for the first, as LangGraph issues a step's
+    // writes behind the checkpoint put it did not wait for: the open transaction lets such continuations
+    // run before it commits, and takes the write in.
+    const second = (async () => {
+      for (let i = 0; i < 200; i += 1) await Promise.resolve();
+      return store.threads.save(thread("second"));
+    })();
+    await Promise.all([first, second]);
+    expect(commits() - before).toBe(1);
+    expect(await store.threads.findByTenantIdAndThreadId("t", "first")).toBeDefined();
+    expect(await store.threads.findByTenantIdAndThreadId("t", "second")).toBeDefined();
+    await close();
+  });
+
+  test("a write issued only in a later turn of the event loop gets a commit of its own", async () => {
+    const { store, commits, close } = await openWithTakeover();
+    const before = commits();
+    const first = store.threads.save(thread("first"));
+    // A timer or I/O in between: the transaction does not hold its write lock through a turn of the loop.
     const second = await new Promise<Promise<unknown>>((resolve) =>
       setImmediate(() => resolve(store.threads.save(thread("second")))),
     );
     await Promise.all([first, second]);
-    expect(commits() - before).toBe(1);
-    expect(await store.threads.findByTenantIdAndThreadId("t", "first")).toBeDefined();
+    expect(commits() - before).toBe(2);
     expect(await store.threads.findByTenantIdAndThreadId("t", "second")).toBeDefined();
     await close();
   });
