@@ -39,8 +39,21 @@ const SCENARIOS: readonly Scenario[] = [
 /** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first two, `--with-1m` adds 1,000,000. */
 const PENDING_LEVELS = [0, 10_000, 100_000] as const;
 
-/** AGBoss should reach at least this fraction of raw LangGraph's executions per second. */
-const TARGET_RATIO = 0.5;
+/**
+ * The fraction of raw LangGraph's executions per second AGBoss is to reach (the performance targets: a
+ * round trip at 1.0x on SQLite and 0.9x on Postgres, the one-tool agent at 1.0x on both), or undefined
+ * where none is set: in memory, at each library's own SQLite durability (not equal), other scenarios.
+ */
+function targetOf(
+  scenarioId: string,
+  options: Pick<BenchOptions, "backend" | "synchronous">,
+): number | undefined {
+  if (options.backend === "memory") return undefined;
+  if (options.backend === "sqlite" && options.synchronous === "default") return undefined;
+  if (scenarioId === oneToolAgentScenario.id) return 1.0;
+  if (scenarioId === pauseResumeScenario.id) return options.backend === "postgres" ? 0.9 : 1.0;
+  return undefined;
+}
 
 const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
 
@@ -346,7 +359,7 @@ function printPhases(results: readonly ScenarioResult[]): void {
   );
 }
 
-function printTable(results: readonly ScenarioResult[]): void {
+function printTable(results: readonly ScenarioResult[], options: BenchOptions): void {
   if (results.length === 0) return;
   const header = [
     "scenario",
@@ -373,8 +386,12 @@ function printTable(results: readonly ScenarioResult[]): void {
   printPhases(results);
   console.log("");
   for (const r of results) {
-    const verdict = r.ratio >= TARGET_RATIO ? "meets" : "is BELOW";
-    console.log(`${r.scenario.title}: ratio ${r.ratio.toFixed(2)}x ${verdict} the ${TARGET_RATIO}x target.`);
+    const target = targetOf(r.scenario.id, options);
+    const verdict =
+      target === undefined
+        ? "(no target is set for it here)"
+        : `${r.ratio >= target ? "meets" : "is BELOW"} its ${target.toFixed(1)}x target.`;
+    console.log(`${r.scenario.title}: ratio ${r.ratio.toFixed(2)}x ${verdict}`);
     const rounds = (s: SideSummary) => s.execPerSecByRound.map((v) => v.toFixed(1)).join(", ");
     console.log(`  exec/s by round: AGBoss ${rounds(r.agboss)}; LangGraph ${rounds(r.langgraph)}`);
     console.log(
@@ -408,7 +425,6 @@ function runJson(options: BenchOptions) {
     backend: options.backend,
     synchronous: options.synchronous,
     ...(options.postgresUrl === undefined ? {} : { postgres: describeUrl(options.postgresUrl) }),
-    targetRatio: TARGET_RATIO,
   };
 }
 
@@ -450,6 +466,7 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
         langgraph: side(r.langgraph),
         ratio: round(r.ratio),
         ratioByRound: r.ratioByRound.map(round),
+        target: targetOf(r.scenario.id, options) ?? null,
         ...(r.phases.length === 0
           ? {}
           : {
@@ -531,7 +548,10 @@ async function main(): Promise<void> {
     process.off("SIGINT", onInterrupt);
     await server?.close();
   }
-  printTable(results.filter((r): r is ScenarioResult => !("result" in r)));
+  printTable(
+    results.filter((r): r is ScenarioResult => !("result" in r)),
+    options,
+  );
   for (const r of results) {
     if (!("result" in r)) continue;
     console.log("");
