@@ -77,4 +77,29 @@ describe("pause lookups among 50,000 pending pauses on Postgres", () => {
       expect(plan, query.sql).not.toMatch(/Seq Scan on agboss_pauses/);
     }
   });
+
+  test("the deadline index holds only pauses with a deadline, and the sweep's due pauses are read through it", async () => {
+    const { rows } = await pool.query(
+      "select indexdef from pg_indexes where schemaname = $1 and indexname = 'agboss_pauses_deadline_idx'",
+      [schema],
+    );
+    expect(rows[0]?.indexdef).toMatch(/WHERE \(next_deadline_at IS NOT NULL\)/);
+    await pool.query(
+      `update "${schema}".agboss_pauses set next_deadline_at = 100 + asked_at where pause_id in ('pause-3', 'pause-4')`,
+    );
+    // Its size tells what it holds: a page or two for the two pauses with a deadline, where an index of
+    // all 50,000 pauses takes about 2 MB.
+    const size = await pool.query(
+      `select pg_relation_size(format('%I.%I', $1::text, 'agboss_pauses_deadline_idx')::regclass)::int as bytes`,
+      [schema],
+    );
+    expect(size.rows[0]?.bytes).toBeLessThanOrEqual(3 * 8192);
+    queries.length = 0;
+    const due = await store.pauses.listDueDeadlines({ now: 103, limit: 10 });
+    expect(due.map((p) => p.pauseId)).toEqual(["pause-3"]);
+    const [query] = queries.filter((q) => /agboss_pauses/.test(q.sql));
+    const plan = await planOf(query as CompiledQuery);
+    expect(plan).toContain("agboss_pauses_deadline_idx");
+    expect(plan).not.toMatch(/Seq Scan on agboss_pauses/);
+  });
 });

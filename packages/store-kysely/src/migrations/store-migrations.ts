@@ -331,4 +331,20 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
       await db.schema.alterTable("agboss_threads_next").renameTo("agboss_threads").execute();
     },
   },
+  {
+    // Most pauses have no deadline, yet every change of a pause's status rewrote its entry in the
+    // deadline index (status is its first column): one page more in each commit that moves a pause.
+    // Only pauses with a deadline are in it now; the sweep's query (next_deadline_at <= now) implies
+    // that condition, so both dialects still read the due ones straight from the index.
+    name: "pauses-deadline-index-partial",
+    async up(db) {
+      await db.schema.dropIndex("agboss_pauses_deadline_idx").execute();
+      await db.schema
+        .createIndex("agboss_pauses_deadline_idx")
+        .on("agboss_pauses")
+        .columns(["status", "next_deadline_at", "tenant_id", "pause_id"])
+        .where(sql.ref("next_deadline_at"), "is not", null)
+        .execute();
+    },
+  },
 ]);
