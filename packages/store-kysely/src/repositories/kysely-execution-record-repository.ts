@@ -292,15 +292,17 @@ const KEY_COLUMNS = [
   "updated_at",
 ] as const satisfies readonly (keyof ExecutionKeysRow)[];
 
-/** On a record already stored under its key, every other column takes the new value. */
+/**
+ * On a record already stored under its key, the columns that change take the new value. An execution's
+ * thread and start never change: left out of the update, its entry in the thread index is not rewritten
+ * (SQLite rewrites an index entry whenever an update sets one of its columns, even to the same value).
+ */
 function replaceExecution(oc: OnConflictBuilder<AgbossDatabase, "agboss_executions">) {
   return oc.columns(["tenant_id", "execution_id"]).doUpdateSet((eb) => ({
     root_execution_id: eb.ref("excluded.root_execution_id"),
     parent_execution_id: eb.ref("excluded.parent_execution_id"),
-    thread_id: eb.ref("excluded.thread_id"),
     workflow_name: eb.ref("excluded.workflow_name"),
     status: eb.ref("excluded.status"),
-    started_at: eb.ref("excluded.started_at"),
     updated_at: eb.ref("excluded.updated_at"),
     record: eb.ref("excluded.record"),
   }));
