@@ -55,6 +55,38 @@ interface AppliedUnit {
 
 /** Most units one commit carries, so a steady stream of writes still commits now and then. */
 const MAX_GROUP = 64;
+
+/**
+ * How long promise jobs may run without a turn of the event loop before a transaction that waits for
+ * more writes waits with one (see {@link untilMoreWrites}): timers (a lease's heartbeat) and I/O (a
+ * server's requests) are not held back longer than that by a pass that never does I/O.
+ */
+const MAX_MS_WITHOUT_A_TURN = 10;
+
+/** When the event loop last turned, as far as {@link untilMoreWrites} saw (an immediate it left behind ran). */
+let lastTurnAt = performance.now();
+/** Whether an immediate that notes the next turn is waiting to run. */
+let noting = false;
+
+/**
+ * Waits until every promise job that can run now has run, so that writes they issue join the open
+ * transaction: a tick queued from a promise job runs once the microtask queue is empty, without the
+ * turn of the event loop a macrotask costs (twelve turns a pause round trip cost 6-10 % of it). Once
+ * {@link MAX_MS_WITHOUT_A_TURN} passed without a turn, it waits for a turn instead (`setImmediate`).
+ */
+function untilMoreWrites(): Promise<void> {
+  if (!noting) {
+    noting = true;
+    setImmediate(() => {
+      noting = false;
+      lastTurnAt = performance.now();
+    }).unref();
+  }
+  if (performance.now() - lastTurnAt >= MAX_MS_WITHOUT_A_TURN) {
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+  return new Promise((resolve) => process.nextTick(resolve));
+}
 /** Most fences remembered with a lost commit; the oldest are forgotten first (their holders long gone). */
 const MAX_LOST_COMMITS = 1024;
 const SAVEPOINT = CompiledQuery.raw("savepoint agboss_unit");
@@ -364,7 +396,7 @@ export class WriteTransactions {
   /**
    * Settles once the write transactions asked for so far have committed or failed (not those asked for
    * later): a store waits for it before it closes its database, so a transaction between its last
-   * statement and its COMMIT (it turns the event loop once there) is not cut off.
+   * statement and its COMMIT (it waits for more writes there) is not cut off.
    */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.#pending]);
@@ -515,11 +547,9 @@ export class WriteTransactions {
           if (queued === undefined && done.length < MAX_GROUP && !lingered) {
             // Before committing, let every continuation that can run now run to its next wait: writes
             // issued meanwhile without waiting for this one (LangGraph's checkpoint writes, which run
-            // behind the graph's next step) join this commit instead of needing one of their own. A
-            // tick queued from a promise callback runs once the microtask queue is empty, without the
-            // turn of the event loop a macrotask costs (the twelve turns of a pause round trip cost 6-10 %).
+            // behind the graph's next step) join this commit instead of needing one of their own.
             lingered = true;
-            await new Promise((resolve) => process.nextTick(resolve));
+            await untilMoreWrites();
             queued = this.#queue.shift();
           }
           if (queued === undefined) break;

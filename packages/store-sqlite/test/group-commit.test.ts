@@ -128,6 +128,27 @@ describe("group commit", () => {
     await close();
   });
 
+  test("while writes come from promise jobs alone, the event loop still turns every few milliseconds: a timer due meanwhile runs before the writes end", async () => {
+    const { store, close } = await openWithTakeover();
+    let fired = false;
+    const timer = setTimeout(() => {
+      fired = true;
+    }, 0);
+    // A pass that never does I/O: each step works a little, then writes and waits for the write. Its
+    // transactions wait for more writes without a turn of the loop, but not for longer than ~10 ms.
+    let firedBefore: number | undefined;
+    for (let i = 0; i < 200 && firedBefore === undefined; i += 1) {
+      const until = performance.now() + 0.5;
+      while (performance.now() < until) {}
+      await store.threads.save(thread(`step-${i}`));
+      if (fired) firedBefore = i;
+    }
+    clearTimeout(timer);
+    expect(firedBefore).toBeDefined();
+    expect(firedBefore).toBeLessThan(150);
+    await close();
+  });
+
   test("a write issued only in a later turn of the event loop gets a commit of its own", async () => {
     const { store, commits, close } = await openWithTakeover();
     const before = commits();
@@ -385,7 +406,7 @@ describe("a pass's checkpoint writes", () => {
     await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
       messages: 1,
     });
-    // Let the transaction end (it lingers a turn, then its commit is refused and it rolls back).
+    // Let the transaction end (it waits for more writes, then its commit is refused and it rolls back).
     await new Promise((resolve) => setTimeout(resolve, 20));
 
     const refused = store.pauses.findOrCreate(pause("builds-on-it"), current);
@@ -418,7 +439,7 @@ describe("a pass's checkpoint writes", () => {
   test("a renewal queued before the failed commit, which runs after it in a transaction of its own, is refused", async () => {
     const { store, current, refuseNextCommit, close } = await openWithTakeover();
     refuseNextCommit();
-    // Resolved; its transaction is still open, waiting a turn for more.
+    // Resolved; its transaction is still open, waiting for more.
     await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
       messages: 1,
     });
@@ -523,7 +544,7 @@ describe("a pause marked sent", () => {
   });
 });
 
-describe("a read while the open transaction waits a turn", () => {
+describe("a read while the open transaction waits for more writes", () => {
   test("runs in it when it holds only writes that resolved as applied: it sees them, and the write that waits for its commit joins it", async () => {
     const path = dir.file(`${randomUUID()}.sqlite`);
     const { store, current, commits, close } = await openWithTakeover(path);
@@ -553,7 +574,7 @@ describe("a read while the open transaction waits a turn", () => {
     });
     const before = commits();
     // Both join the put's transaction: a write whose caller waits for its commit, then a checkpoint
-    // write that resolves once applied, after which the transaction waits a turn again.
+    // write that resolves once applied, after which the transaction waits for more again.
     const saving = store.threads.save(thread("saved"));
     await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(2), METADATA, {
       messages: 2,
