@@ -60,7 +60,8 @@ describe("the deadline index holds only pauses with a deadline", () => {
     try {
       const due = await store.pauses.listDueDeadlines({ now: 1_000, limit: 10 });
       expect(due.map((p) => p.pauseId)).toEqual(["due"]);
-      // A pause without a deadline moves through its statuses without touching the index.
+      // A pause without a deadline, answered, still has no entry (pages-written.test.ts shows the
+      // answer's commit writes no page of the index).
       await store.pauses.resolve(
         "acme",
         "no-deadline-1",

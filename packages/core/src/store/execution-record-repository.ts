@@ -4,7 +4,10 @@ import type { StoredExecution, StoredPauseAnswer } from "./stored-execution.js";
 /** Execution records and the audit trail of their pauses: the permanent history. */
 export interface ExecutionRecordRepository {
   /**
-   * Inserts the execution or replaces the stored one with the same (tenantId, executionId). With a
+   * Inserts the execution or replaces the stored one with the same (tenantId, executionId). An
+   * execution's thread, root, parent, workflow and start are fixed when it is first saved: a later save
+   * carries the same values, and a store may keep the stored ones (the SQL stores do not rewrite the
+   * thread and start, so their thread index is not rewritten on every save). With a
    * fence, the write is refused with `LeaseLostError` once a newer holder took the tree's lease, in the
    * same transaction: a holder that lost its tree cannot overwrite how another one left it.
    *
