@@ -55,38 +55,6 @@ interface AppliedUnit {
 
 /** Most units one commit carries, so a steady stream of writes still commits now and then. */
 const MAX_GROUP = 64;
-
-/**
- * How long promise jobs may run without a turn of the event loop before a transaction that waits for
- * more writes waits with one (see {@link untilMoreWrites}): timers (a lease's heartbeat) and I/O (a
- * server's requests) are not held back longer than that by a pass that never does I/O.
- */
-const MAX_MS_WITHOUT_A_TURN = 10;
-
-/** When the event loop last turned, as far as {@link untilMoreWrites} saw (an immediate it left behind ran). */
-let lastTurnAt = performance.now();
-/** Whether an immediate that notes the next turn is waiting to run. */
-let noting = false;
-
-/**
- * Waits until every promise job that can run now has run, so that writes they issue join the open
- * transaction: a tick queued from a promise job runs once the microtask queue is empty, without the
- * turn of the event loop a macrotask costs (twelve turns a pause round trip cost 6-10 % of it). Once
- * {@link MAX_MS_WITHOUT_A_TURN} passed without a turn, it waits for a turn instead (`setImmediate`).
- */
-function untilMoreWrites(): Promise<void> {
-  if (!noting) {
-    noting = true;
-    setImmediate(() => {
-      noting = false;
-      lastTurnAt = performance.now();
-    }).unref();
-  }
-  if (performance.now() - lastTurnAt >= MAX_MS_WITHOUT_A_TURN) {
-    return new Promise((resolve) => setImmediate(resolve));
-  }
-  return new Promise((resolve) => process.nextTick(resolve));
-}
 /** Most fences remembered with a lost commit; the oldest are forgotten first (their holders long gone). */
 const MAX_LOST_COMMITS = 1024;
 const SAVEPOINT = CompiledQuery.raw("savepoint agboss_unit");
@@ -101,8 +69,8 @@ const ROLLBACK = CompiledQuery.raw("rollback");
  * throws rolls back to its savepoint and rejects alone, and every other unit resolves only once the
  * commit that holds its writes has returned. The result is the same as running them one after the
  * other, with one commit (one disk sync under `synchronous=FULL`) instead of many. Once its queue is
- * empty a transaction lets the continuations that can run now run first (the microtask queue, not a
- * turn of the event loop), so that writes issued side by side join it; on a synchronous driver (see {@link StoreDatabase.syncStatements}) its statements run
+ * empty a transaction lets the event loop turn once before it commits, so that writes issued side by
+ * side join it; on a synchronous driver (see {@link StoreDatabase.syncStatements}) its statements run
  * at once on the connection it holds.
  *
  * A transaction that meets a transient fault (see {@link StoreDialectCapabilities.faultOf}) before its
@@ -396,7 +364,7 @@ export class WriteTransactions {
   /**
    * Settles once the write transactions asked for so far have committed or failed (not those asked for
    * later): a store waits for it before it closes its database, so a transaction between its last
-   * statement and its COMMIT (it waits for more writes there) is not cut off.
+   * statement and its COMMIT (it turns the event loop once there) is not cut off.
    */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.#pending]);
@@ -417,7 +385,7 @@ export class WriteTransactions {
 
   /**
    * Whether the open transaction holds only writes that resolved as applied (see {@link applied}), and
-   * none is half run: waiting for more before it commits, say. A read may run in it then, and
+   * none is half run: waiting a turn for more before it commits, say. A read may run in it then, and
    * see them: their writers went on as if they were committed, and if the commit fails every later
    * write under their fences is refused (a write of anyone else that builds on the read fails only if
    * it joins the same transaction). A pass that reads its tree's pauses after writing its last
@@ -545,11 +513,11 @@ export class WriteTransactions {
         if (index === group.length) {
           let queued = done.length < MAX_GROUP ? this.#queue.shift() : undefined;
           if (queued === undefined && done.length < MAX_GROUP && !lingered) {
-            // Before committing, let every continuation that can run now run to its next wait: writes
-            // issued meanwhile without waiting for this one (LangGraph's checkpoint writes, which run
-            // behind the graph's next step) join this commit instead of needing one of their own.
+            // Before committing, let the event loop turn once: writes issued meanwhile without waiting
+            // for this one (LangGraph's checkpoint writes, which run behind the graph's next step)
+            // join this commit instead of needing one of their own.
             lingered = true;
-            await untilMoreWrites();
+            await new Promise((resolve) => setImmediate(resolve));
             queued = this.#queue.shift();
           }
           if (queued === undefined) break;
@@ -570,7 +538,7 @@ export class WriteTransactions {
           if (unit.applied !== undefined && !unit.applied.resolved) {
             unit.applied.resolved = true;
             unit.resolve(result);
-            // Its caller goes on now, and may issue the next write: the transaction waits for it again.
+            // Its caller goes on now, and may issue the next write: the transaction waits a turn for it.
             lingered = false;
           }
         } catch (error) {
