@@ -1,18 +1,11 @@
 import { PauseStatus } from "@agboss/core";
 import type { BudgetSpend } from "@agboss/core/store";
-import {
-  type AgbossDatabase,
-  KyselyStore,
-  STORE_MIGRATION_LOCK_TABLE,
-  STORE_MIGRATION_TABLE,
-  STORE_MIGRATIONS,
-  StoreMigrationProvider,
-} from "@agboss/store-kysely";
+import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
-import { Migrator } from "kysely/migration";
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import { POSTGRES_CAPABILITIES, PostgresStore } from "../src/index.js";
+import { olderSchema } from "./older-schema.js";
 import { dropSchema, TEST_URL, uniqueSchema, withClient } from "./postgres-server.js";
 
 const schemas: string[] = [];
@@ -37,17 +30,7 @@ const indexesOf = (name: string, table: string) =>
 describe("the budget ledger and the resolved-pauses index on Postgres", () => {
   test("a schema at version 2 upgrades: its pauses stay, the ledger table and new index appear", async () => {
     const name = schema();
-    const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }),
-    }).withSchema(name);
-    const migrator = new Migrator({
-      db,
-      provider: new StoreMigrationProvider(POSTGRES_CAPABILITIES, STORE_MIGRATIONS.slice(0, 2)),
-      migrationTableName: STORE_MIGRATION_TABLE,
-      migrationLockTableName: STORE_MIGRATION_LOCK_TABLE,
-      migrationTableSchema: name,
-    });
-    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    await olderSchema(name, 2);
     await withClient((client) =>
       client.query(
         `insert into ${pg.escapeIdentifier(name)}.agboss_pauses (tenant_id, pause_id, idempotency_key, thread_id,
@@ -58,7 +41,6 @@ describe("the budget ledger and the resolved-pauses index on Postgres", () => {
       ),
     );
     expect(await indexesOf(name, "agboss_pauses")).toContain("agboss_pauses_retention_idx");
-    await db.destroy();
 
     const store = await PostgresStore.open({ connectionString: TEST_URL, schema: name });
     try {

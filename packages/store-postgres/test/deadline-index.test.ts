@@ -1,14 +1,8 @@
-import {
-  STORE_MIGRATION_LOCK_TABLE,
-  STORE_MIGRATION_TABLE,
-  STORE_MIGRATIONS,
-  StoreMigrationProvider,
-} from "@agboss/store-kysely";
-import { Kysely, PostgresDialect } from "kysely";
-import { Migrator } from "kysely/migration";
+import { STORE_MIGRATIONS } from "@agboss/store-kysely";
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
-import { POSTGRES_CAPABILITIES, PostgresStore } from "../src/index.js";
+import { PostgresStore } from "../src/index.js";
+import { olderSchema } from "./older-schema.js";
 import { dropSchema, TEST_URL, uniqueSchema, withClient } from "./postgres-server.js";
 
 const MIGRATION = STORE_MIGRATIONS.findIndex((m) => m.name === "pauses-deadline-index-partial");
@@ -32,17 +26,7 @@ describe("the deadline index on Postgres", () => {
     expect(MIGRATION).toBeGreaterThan(0);
     const name = uniqueSchema();
     schemas.push(name);
-    const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }),
-    }).withSchema(name);
-    const migrator = new Migrator({
-      db,
-      provider: new StoreMigrationProvider(POSTGRES_CAPABILITIES, STORE_MIGRATIONS.slice(0, MIGRATION)),
-      migrationTableName: STORE_MIGRATION_TABLE,
-      migrationLockTableName: STORE_MIGRATION_LOCK_TABLE,
-      migrationTableSchema: name,
-    });
-    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    await olderSchema(name, MIGRATION);
     await withClient((client) =>
       client.query(
         `insert into ${pg.escapeIdentifier(name)}.agboss_pauses (tenant_id, pause_id, idempotency_key, thread_id,
@@ -53,7 +37,6 @@ describe("the deadline index on Postgres", () => {
       ),
     );
     expect(await indexDefinition(name)).not.toMatch(/WHERE/);
-    await db.destroy();
 
     const store = await PostgresStore.open({ connectionString: TEST_URL, schema: name });
     try {

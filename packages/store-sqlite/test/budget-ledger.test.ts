@@ -1,17 +1,10 @@
 import { PauseStatus } from "@agboss/core";
-import {
-  type AgbossDatabase,
-  KyselyStore,
-  STORE_MIGRATION_LOCK_TABLE,
-  STORE_MIGRATION_TABLE,
-  STORE_MIGRATIONS,
-  StoreMigrationProvider,
-} from "@agboss/store-kysely";
+import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { type CompiledQuery, Kysely, SqliteDialect } from "kysely";
-import { Migrator } from "kysely/migration";
 import { afterAll, describe, expect, test } from "vitest";
 import { SQLITE_CAPABILITIES, SqliteStore } from "../src/index.js";
+import { olderFile } from "./older-file.js";
 import { tempDir } from "./temp-dir.js";
 
 const dir = tempDir();
@@ -30,15 +23,7 @@ const indexesOf = (database: Database.Database, table: string) =>
 describe("the budget ledger and the resolved-pauses index on SQLite", () => {
   test("a file at schema version 2 upgrades: its pauses stay, the ledger table and new index appear", async () => {
     const path = dir.file("v2.sqlite");
-    const database = new Database(path);
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
-    const migrator = new Migrator({
-      db,
-      provider: new StoreMigrationProvider(SQLITE_CAPABILITIES, STORE_MIGRATIONS.slice(0, 2)),
-      migrationTableName: STORE_MIGRATION_TABLE,
-      migrationLockTableName: STORE_MIGRATION_LOCK_TABLE,
-    });
-    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    const database = await olderFile(path, 2);
     database
       .prepare(
         `insert into agboss_pauses (tenant_id, pause_id, idempotency_key, thread_id, root_execution_id, execution_id,
@@ -48,7 +33,7 @@ describe("the budget ledger and the resolved-pauses index on SQLite", () => {
       )
       .run();
     expect(indexesOf(database, "agboss_pauses")).toContain("agboss_pauses_retention_idx");
-    await db.destroy();
+    database.close();
 
     const store = await SqliteStore.open({ path });
     try {

@@ -1,14 +1,8 @@
-import {
-  STORE_MIGRATION_LOCK_TABLE,
-  STORE_MIGRATION_TABLE,
-  STORE_MIGRATIONS,
-  StoreMigrationProvider,
-} from "@agboss/store-kysely";
+import { STORE_MIGRATIONS } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
-import { Migrator } from "kysely/migration";
 import { afterAll, describe, expect, test } from "vitest";
-import { SQLITE_CAPABILITIES, SqliteStore } from "../src/index.js";
+import { SqliteStore } from "../src/index.js";
+import { olderFile } from "./older-file.js";
 import { tempDir } from "./temp-dir.js";
 
 const MIGRATION = STORE_MIGRATIONS.findIndex((m) => m.name === "pauses-deadline-index-partial");
@@ -38,22 +32,13 @@ describe("the deadline index holds only pauses with a deadline", () => {
   test("a file from before the change upgrades: pauses without a deadline leave the index, the due one is still found through it", async () => {
     expect(MIGRATION).toBeGreaterThan(0);
     const path = dir.file("before.sqlite");
-    const database = new Database(path);
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
-    const migrator = new Migrator({
-      db,
-      provider: new StoreMigrationProvider(SQLITE_CAPABILITIES, STORE_MIGRATIONS.slice(0, MIGRATION)),
-      migrationTableName: STORE_MIGRATION_TABLE,
-      migrationLockTableName: STORE_MIGRATION_LOCK_TABLE,
-    });
-    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    const database = await olderFile(path, MIGRATION);
     insertPause(database, "no-deadline-1", null);
     insertPause(database, "no-deadline-2", null);
     insertPause(database, "due", 500);
     insertPause(database, "later", 5_000);
     // Before: every pause has an entry, with or without a deadline.
     expect(entries(database, "agboss_pauses_deadline_idx")).toBe(4);
-    await db.destroy();
     database.close();
 
     const store = await SqliteStore.open({ path });

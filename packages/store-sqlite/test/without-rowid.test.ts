@@ -1,14 +1,8 @@
-import {
-  STORE_MIGRATION_LOCK_TABLE,
-  STORE_MIGRATION_TABLE,
-  STORE_MIGRATIONS,
-  StoreMigrationProvider,
-} from "@agboss/store-kysely";
+import { STORE_MIGRATIONS } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
-import { Migrator } from "kysely/migration";
 import { afterAll, describe, expect, test } from "vitest";
-import { SQLITE_CAPABILITIES, SqliteStore } from "../src/index.js";
+import { SqliteStore } from "../src/index.js";
+import { olderFile } from "./older-file.js";
 import { tempDir } from "./temp-dir.js";
 
 const MIGRATION = STORE_MIGRATIONS.findIndex((m) => m.name === "leases-threads-without-rowid");
@@ -36,15 +30,7 @@ describe("leases and threads without rowid", () => {
   test("a file from before the migration upgrades: its leases and threads stay, each key kept once", async () => {
     expect(MIGRATION).toBeGreaterThan(0);
     const path = dir.file("before.sqlite");
-    const database = new Database(path);
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
-    const migrator = new Migrator({
-      db,
-      provider: new StoreMigrationProvider(SQLITE_CAPABILITIES, STORE_MIGRATIONS.slice(0, MIGRATION)),
-      migrationTableName: STORE_MIGRATION_TABLE,
-      migrationLockTableName: STORE_MIGRATION_LOCK_TABLE,
-    });
-    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    const database = await olderFile(path, MIGRATION);
     database
       .prepare("insert into agboss_leases (key, holder, epoch, expires_at) values ('acme/t-1', 'h', 7, 1000)")
       .run();
@@ -56,7 +42,6 @@ describe("leases and threads without rowid", () => {
       .run();
     expect(autoIndexes(database, "agboss_leases")).toHaveLength(1);
     expect(autoIndexes(database, "agboss_threads")).toHaveLength(1);
-    await db.destroy();
     database.close();
 
     const store = await SqliteStore.open({ path });
