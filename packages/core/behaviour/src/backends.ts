@@ -61,7 +61,7 @@ export const postgresBackend: Backend = {
       pauses: store.pauses,
       budgets: store.budgets,
       checkpointer: store.checkpointer,
-      atomically: (work) => store.atomically(work),
+      atomically: (work, options) => store.atomically(work, options),
       recoveryConcurrency: store.recoveryConcurrency,
       async close() {
         try {

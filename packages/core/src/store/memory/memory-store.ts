@@ -23,7 +23,10 @@ export class MemoryStore implements Store {
   readonly checkpointer = new MemoryCheckpointSaver(this.leases);
   readonly budgets = new MemoryBudgetLedgerRepository();
 
-  /** Runs `work` as it is: each write lands at once (there is no transaction to roll back). */
+  /**
+   * Runs `work` as it is: each write lands at once (there is no transaction to roll back), so
+   * `appliedUnder` changes nothing.
+   */
   atomically<T>(work: () => Promise<T>): Promise<T> {
     return work();
   }
