@@ -7,9 +7,8 @@ import type {
 import type { Insertable, OnConflictBuilder, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, runFenced, typed, withFence } from "../fenced-statement.js";
-import { rowsOf } from "../held-connections.js";
 import { PreparedQuery } from "../prepared-query.js";
-import type { AgbossDatabase, ExecutionTable } from "../schema/agboss-database.js";
+import type { AgbossDatabase, ExecutionTable, PauseAnswerTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
 import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 import { expireLeaseQuery } from "./kysely-lease-repository.js";
@@ -25,6 +24,11 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
   readonly #releaseLease: PreparedQuery<{ key: string; epoch: number; expires_at: number }>;
   /** The sweep's pages, by how many statuses and whether they start after a cursor, compiled once each. */
   readonly #pages = new Map<string, PreparedQuery<Record<string, unknown>, ExecutionKeysRow>>();
+  readonly #saveAnswer: PreparedQuery<Insertable<PauseAnswerTable>>;
+  readonly #answersOf: PreparedQuery<
+    { tenantId: string; rootExecutionId: string },
+    Selectable<PauseAnswerTable>
+  >;
 
   constructor(store: StoreDatabase) {
     this.#store = store;
@@ -37,6 +41,27 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
         .selectAll()
         .where("tenant_id", "=", slot("tenantId"))
         .where("execution_id", "=", slot("executionId")),
+    );
+    this.#saveAnswer = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_pause_answers")
+        .values({
+          tenant_id: slot("tenant_id"),
+          idempotency_key: slot("idempotency_key"),
+          root_execution_id: slot("root_execution_id"),
+          asked_at: slot("asked_at"),
+          answer: slot("answer"),
+        })
+        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing()),
+    );
+    this.#answersOf = new PreparedQuery((slot) =>
+      db
+        .selectFrom("agboss_pause_answers")
+        .selectAll()
+        .where("tenant_id", "=", slot("tenantId"))
+        .where("root_execution_id", "=", slot("rootExecutionId"))
+        .orderBy("asked_at", "asc")
+        .orderBy("idempotency_key", "asc"),
     );
     this.#save = new PreparedQuery((slot) =>
       db
@@ -218,17 +243,13 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
 
   async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
     await inWriteTransaction(this.#store, (trx) =>
-      trx
-        .insertInto("agboss_pause_answers")
-        .values({
-          tenant_id: tenantId,
-          idempotency_key: answer.idempotencyKey,
-          root_execution_id: rootExecutionId,
-          asked_at: answer.askedAt,
-          answer: toJsonText(answer.answer),
-        })
-        .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing())
-        .execute(),
+      this.#saveAnswer.execute(trx, {
+        tenant_id: tenantId,
+        idempotency_key: answer.idempotencyKey,
+        root_execution_id: rootExecutionId,
+        asked_at: answer.askedAt,
+        answer: toJsonText(answer.answer),
+      }),
     );
   }
 
@@ -236,16 +257,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
     tenantId: string,
     rootExecutionId: string,
   ): Promise<StoredPauseAnswer[]> {
-    const rows = await rowsOf(
-      this.#store.db,
-      this.#store.db
-        .selectFrom("agboss_pause_answers")
-        .selectAll()
-        .where("tenant_id", "=", tenantId)
-        .where("root_execution_id", "=", rootExecutionId)
-        .orderBy("asked_at", "asc")
-        .orderBy("idempotency_key", "asc"),
-    );
+    const { rows } = await this.#answersOf.execute(this.#store.db, { tenantId, rootExecutionId });
     return rows.map((row) => ({
       tenantId: row.tenant_id,
       rootExecutionId: row.root_execution_id,

@@ -11,7 +11,6 @@ import type {
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, withFence } from "../fenced-statement.js";
-import { rowsOf } from "../held-connections.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
@@ -30,6 +29,15 @@ type FencedUpdateRow = { fenced: boolean } & {
   [K in keyof Selectable<PauseTable>]: Selectable<PauseTable>[K] | null;
 };
 
+/** The equality filters of a pause query beyond its tenant and statuses, and the column each reads. */
+const LIST_COLUMNS = {
+  channel: "channel",
+  threadId: "thread_id",
+  ownerId: "owner_id",
+  rootExecutionId: "root_execution_id",
+} as const;
+const LIST_FILTERS = Object.keys(LIST_COLUMNS) as (keyof typeof LIST_COLUMNS)[];
+
 /**
  * {@link PausedExecutionRepository} on kysely. Each status change is one `update … where status = ?`
  * whose affected row count (or `returning`) decides which of two racing callers won; a fenced write
@@ -37,6 +45,8 @@ type FencedUpdateRow = { fenced: boolean } & {
  */
 export class KyselyPausedExecutionRepository implements PausedExecutionRepository {
   readonly #store: StoreDatabase;
+  /** `list`'s queries, one per shape of filters (see {@link #listOf}). */
+  readonly #lists = new Map<string, PreparedQuery<Record<string, unknown>, Selectable<PauseTable>>>();
   readonly #fence: FenceCheck;
   /** Inserts a pause unless one has its idempotency key; where the dialect has `returning`, answers the row it wrote. */
   readonly #insert: PreparedQuery<ReturnType<typeof toRow>, Selectable<PauseTable>>;
@@ -127,20 +137,39 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   async list(query: PauseQuery): Promise<PauseRecord[]> {
     if (query.statuses !== undefined && query.statuses.length === 0) return [];
     if (query.limit !== undefined && query.limit <= 0) return [];
-    let select = this.#store.db
-      .selectFrom("agboss_pauses")
-      .selectAll()
-      .where("tenant_id", "=", query.tenantId);
-    if (query.statuses !== undefined) select = select.where("status", "in", query.statuses);
-    if (query.channel !== undefined) select = select.where("channel", "=", query.channel);
-    if (query.threadId !== undefined) select = select.where("thread_id", "=", query.threadId);
-    if (query.ownerId !== undefined) select = select.where("owner_id", "=", query.ownerId);
-    if (query.rootExecutionId !== undefined)
-      select = select.where("root_execution_id", "=", query.rootExecutionId);
-    select = select.orderBy("asked_at", "asc").orderBy("pause_id", "asc");
-    if (query.limit !== undefined) select = select.limit(query.limit);
-    const rows = await rowsOf(this.#store.db, select);
+    const args: Record<string, unknown> = { ...query };
+    query.statuses?.forEach((status, i) => {
+      args[`s${i}`] = status;
+    });
+    const { rows } = await this.#listOf(query).execute(this.#store.db, args);
     return rows.map(toPause);
+  }
+
+  /** The query for `list` with the filters `query` gives, compiled once per such shape. */
+  #listOf(query: PauseQuery): PreparedQuery<Record<string, unknown>, Selectable<PauseTable>> {
+    const filters = LIST_FILTERS.filter((filter) => query[filter] !== undefined);
+    const statuses = query.statuses?.length;
+    const limited = query.limit !== undefined;
+    const shape = `${filters.join(",")}|${statuses ?? "-"}|${limited}`;
+    let prepared = this.#lists.get(shape);
+    if (prepared === undefined) {
+      prepared = new PreparedQuery((slot) => {
+        let select = this.#store.db
+          .selectFrom("agboss_pauses")
+          .selectAll()
+          .where("tenant_id", "=", slot("tenantId") as string);
+        if (statuses !== undefined) {
+          const slots = Array.from({ length: statuses }, (_, i) => slot(`s${i}`) as PauseStatus);
+          select = select.where("status", "in", slots);
+        }
+        for (const filter of filters)
+          select = select.where(LIST_COLUMNS[filter], "=", slot(filter) as string);
+        select = select.orderBy("asked_at", "asc").orderBy("pause_id", "asc");
+        return limited ? select.limit(slot("limit") as number) : select;
+      });
+      this.#lists.set(shape, prepared);
+    }
+    return prepared;
   }
 
   async listResolvedBefore(args: {
