@@ -101,6 +101,7 @@ export class KyselyStore implements Store {
       writeGate: config.writeGate,
       retry,
       syncStatements: config.syncStatements,
+      inTransaction: config.syncIdle === undefined ? undefined : negate(config.syncIdle),
     });
     const reads = capabilities.faultOf === undefined ? db : withRetriedReads(db, retry);
     const { syncStatements, syncIdle } = config;
@@ -173,4 +174,9 @@ export class KyselyStore implements Store {
     this.#closing ??= this.#transactions.idle().then(() => this.#onClose?.());
     return this.#closing;
   }
+}
+
+/** The opposite of `idle`: whether the connection has a transaction open. */
+function negate(idle: () => boolean): () => boolean {
+  return () => !idle();
 }

@@ -25,9 +25,27 @@ export interface StoreDatabase {
    * transaction's statements then skip kysely's asynchronous driver on the connection it holds.
    */
   readonly syncStatements?: SyncStatements | undefined;
+  /**
+   * Whether the connection the write transactions run on has a transaction open (better-sqlite3's
+   * `inTransaction`). With it, a unit of one write statement (see {@link WriteOptions}) shares a
+   * transaction without a savepoint of its own.
+   */
+  readonly inTransaction?: (() => boolean) | undefined;
 }
 
 type Work<T> = (trx: Kysely<AgbossDatabase>) => Promise<T>;
+
+/** What a write tells the store about itself. */
+export interface WriteOptions {
+  /**
+   * Its work runs at most one statement that changes the database, and nothing after it that can
+   * fail (reads and checks come first). Where commits are grouped and the store can tell whether a
+   * transaction is still open, it then shares a transaction without a savepoint: SQLite undoes a
+   * failing statement by itself and keeps the transaction, unless the failure ended it (an I/O error,
+   * a full disk), which then fails every unit the transaction carries, as a failed savepoint would.
+   */
+  readonly oneWrite?: boolean;
+}
 
 interface QueuedWork {
   readonly work: Work<unknown>;
@@ -35,6 +53,8 @@ interface QueuedWork {
   readonly reject: (error: unknown) => void;
   /** Set for a unit run by {@link WriteTransactions.applied}. */
   readonly applied?: AppliedUnit | undefined;
+  /** See {@link WriteOptions.oneWrite}. */
+  readonly oneWrite?: boolean | undefined;
 }
 
 /** The fences an open write transaction found current (lease key → epoch), and how often it forgot them. */
@@ -91,6 +111,7 @@ export class WriteTransactions {
   readonly #retry: FaultRetry;
   readonly #begin: CompiledQuery;
   readonly #sync: SyncStatements | undefined;
+  readonly #inTransaction: (() => boolean) | undefined;
   readonly #queue: QueuedWork[] = [];
   /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
   readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
@@ -125,6 +146,7 @@ export class WriteTransactions {
     this.#retry = store.retry ?? new FaultRetry({ name: "", faultOf: store.capabilities.faultOf });
     this.#begin = CompiledQuery.raw(store.capabilities.beginWriteTransaction);
     this.#sync = store.syncStatements;
+    this.#inTransaction = store.inTransaction;
     this.#passes = store.capabilities.groupCommit
       ? undefined
       : new PassTransactions({
@@ -144,7 +166,7 @@ export class WriteTransactions {
    * when `work` writes under it: where commits are not grouped, it then joins the fence's open pass
    * transaction, if any, and commits it (see {@link applied}).
    */
-  run<T>(work: Work<T>, fence?: Fence): Promise<T> {
+  run<T>(work: Work<T>, fence?: Fence, options?: WriteOptions): Promise<T> {
     const unit = this.#unit.getStore();
     if (unit !== undefined) return work(unit);
     if (!this.#capabilities.groupCommit) {
@@ -154,7 +176,12 @@ export class WriteTransactions {
     }
     return this.#tracked(
       new Promise<T>((resolve, reject) =>
-        this.#enqueue({ work, resolve: resolve as (value: unknown) => void, reject }),
+        this.#enqueue({
+          work,
+          resolve: resolve as (value: unknown) => void,
+          reject,
+          oneWrite: options?.oneWrite,
+        }),
       ),
     );
   }
@@ -177,7 +204,7 @@ export class WriteTransactions {
    * which commits once a turn passed without one, when a write given the same fence joins it, or
    * before any other read or write of the store runs; after a transient fault its writes run again.
    */
-  applied<T>(fence: Fence, work: Work<T>): Promise<T> {
+  applied<T>(fence: Fence, work: Work<T>, options?: WriteOptions): Promise<T> {
     if (this.#unit.getStore() !== undefined) return this.run(work);
     const passes = this.#passes;
     if (passes !== undefined) {
@@ -188,14 +215,18 @@ export class WriteTransactions {
       }
       return passes.applied(fence, work, (end) => void this.#tracked(end));
     }
-    return this.#appliedUnder(() => fence, work);
+    return this.#appliedUnder(() => fence, work, options);
   }
 
   /**
    * Queues `work` to resolve once applied under the fence `fenceOf` reads from its result (see
    * {@link applied}), or, when it reads none, once committed.
    */
-  #appliedUnder<T>(fenceOf: (result: T) => Fence | undefined, work: Work<T>): Promise<T> {
+  #appliedUnder<T>(
+    fenceOf: (result: T) => Fence | undefined,
+    work: Work<T>,
+    options?: WriteOptions,
+  ): Promise<T> {
     let ended!: () => void;
     // close() waits for the commit, not for the early resolution.
     this.#tracked(
@@ -217,6 +248,7 @@ export class WriteTransactions {
           resolved: false,
           ended,
         },
+        oneWrite: options?.oneWrite,
       }),
     );
   }
@@ -549,10 +581,12 @@ export class WriteTransactions {
         }
         const unit = group[index] as QueuedWork;
         const shared = done.length > 0;
+        // One write statement undoes itself when it fails (see `WriteOptions.oneWrite`).
+        const savepoint = shared && !(unit.oneWrite === true && this.#inTransaction !== undefined);
         // A unit half run is not for anyone to read.
         this.#readsThrough = false;
         this.#assertNotEnded();
-        if (shared) await runCompiledOn(connection, SAVEPOINT);
+        if (savepoint) await runCompiledOn(connection, SAVEPOINT);
         try {
           const result = await unit.work(connection);
           done.push({ unit, result });
@@ -578,11 +612,13 @@ export class WriteTransactions {
             await runCompiledOn(connection, ROLLBACK);
             return;
           }
-          await runCompiledOn(connection, ROLLBACK_TO);
+          if (savepoint) await runCompiledOn(connection, ROLLBACK_TO);
+          // Without a savepoint, a failure that ended the transaction ends it for every unit.
+          else if (this.#inTransaction?.() !== true) throw error;
           this.leasesChanged(connection);
           this.#readsThrough = onlyApplied;
         }
-        if (shared) await runCompiledOn(connection, RELEASE);
+        if (savepoint) await runCompiledOn(connection, RELEASE);
       }
       this.#readsThrough = false;
       this.#assertNotEnded();
@@ -638,17 +674,27 @@ async function commit(connection: Kysely<AgbossDatabase>): Promise<void> {
  * Runs `work` in one write transaction, begun the way the dialect wants, on one reserved connection;
  * commits when it returns and rolls back when it throws. @internal
  */
-export function inWriteTransaction<T>(store: StoreDatabase, work: Work<T>, fence?: Fence): Promise<T> {
-  return (store.transactions ?? new WriteTransactions(store)).run(work, fence);
+export function inWriteTransaction<T>(
+  store: StoreDatabase,
+  work: Work<T>,
+  fence?: Fence,
+  options?: WriteOptions,
+): Promise<T> {
+  return (store.transactions ?? new WriteTransactions(store)).run(work, fence, options);
 }
 
 /**
  * Runs `work`, a write under `fence`, in one write transaction that may resolve once applied, before
  * its commit (see {@link WriteTransactions.applied}). @internal
  */
-export function inAppliedWrite<T>(store: StoreDatabase, fence: Fence, work: Work<T>): Promise<T> {
+export function inAppliedWrite<T>(
+  store: StoreDatabase,
+  fence: Fence,
+  work: Work<T>,
+  options?: WriteOptions,
+): Promise<T> {
   // Without the store's own transactions nothing would wait for an early resolution's commit.
-  return store.transactions?.applied(fence, work) ?? new WriteTransactions(store).run(work);
+  return store.transactions?.applied(fence, work, options) ?? new WriteTransactions(store).run(work);
 }
 
 /**

@@ -590,6 +590,105 @@ describe("a unit of work that names the fence it took", () => {
   });
 });
 
+describe("a unit of one write statement in a shared transaction", () => {
+  const WRITES = 'insert into "agboss_checkpoint_writes"';
+
+  /**
+   * A store whose next insert of pending writes fails (as `code`), ending the transaction first when
+   * `endsTransaction` (SQLite rolls a transaction back on some I/O errors); it counts the savepoints run.
+   */
+  async function failingWrites(path: string, code: string, endsTransaction: boolean) {
+    let savepoints = 0;
+    let fail = false;
+    const connection: { db?: Database.Database } = {};
+    const { handle, db } = interceptStatement(
+      path,
+      (sql) => sql.startsWith(WRITES) || sql === "savepoint agboss_unit",
+      (sql) => {
+        if (!sql.startsWith(WRITES)) {
+          savepoints += 1;
+          return;
+        }
+        if (!fail) return;
+        fail = false;
+        if (endsTransaction) connection.db?.exec("rollback");
+        throw Object.assign(new Error(`pending writes refused (${code})`), { code });
+      },
+    );
+    connection.db = db;
+    const store = await SqliteStore.open({ database: handle });
+    const fence = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
+    return {
+      store,
+      fence,
+      savepoints: () => savepoints,
+      failNext: () => {
+        fail = true;
+      },
+      close: async () => {
+        await store.close();
+        db.close();
+      },
+    };
+  }
+
+  /** A thread saved, a pass's pending writes, and another thread saved, queued into one transaction. */
+  function queueThree(store: SqliteStore, fence: Fence) {
+    return Promise.allSettled([
+      store.threads.save(thread("before")),
+      store.checkpointer.putWrites(
+        passConfig("tree", fence, checkpointNumbered(1).id),
+        [["messages", { role: "tool", content: "refunded" }]],
+        "task-1",
+      ),
+      store.threads.save(thread("after")),
+    ]);
+  }
+
+  test("runs without a savepoint: its statement failing rejects it alone, and the others commit", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const { store, fence, savepoints, failNext, close } = await failingWrites(
+      path,
+      "SQLITE_CONSTRAINT",
+      false,
+    );
+    const before = savepoints();
+    const [first, writes, last] = await queueThree(store, fence);
+    expect(first.status).toBe("fulfilled");
+    expect(writes.status).toBe("fulfilled");
+    expect(last.status).toBe("fulfilled");
+    // Only the third unit had a savepoint: the pending writes are one statement.
+    expect(savepoints() - before).toBe(1);
+
+    failNext();
+    const [again, refused, later] = await queueThree(store, fence);
+    expect(again.status).toBe("fulfilled");
+    expect(refused.status).toBe("rejected");
+    expect(later.status).toBe("fulfilled");
+    await close();
+    const reopened = await SqliteStore.open({ path });
+    expect(await reopened.threads.findByTenantIdAndThreadId("t", "after")).toBeDefined();
+    await reopened.close();
+  });
+
+  test("a failure that ended the transaction fails every unit it carried, and nothing of it is stored", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const { store, fence, failNext, close } = await failingWrites(path, "SQLITE_IOERR", true);
+    failNext();
+    const results = await queueThree(store, fence);
+    expect(results.map((result) => result.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const result of results) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_IOERR" });
+    }
+    // The store goes on: the next write lands, and nothing of the failed transaction is there.
+    await store.threads.save(thread("next"));
+    expect(await store.threads.findByTenantIdAndThreadId("t", "before")).toBe(undefined);
+    expect(await store.threads.findByTenantIdAndThreadId("t", "after")).toBe(undefined);
+    expect(await store.threads.findByTenantIdAndThreadId("t", "next")).toBeDefined();
+    await close();
+  });
+});
+
 describe("a read while the open transaction waits a turn", () => {
   test("runs in it when it holds only writes that resolved as applied: it sees them, and the write that waits for its commit joins it", async () => {
     const path = dir.file(`${randomUUID()}.sqlite`);

@@ -3,14 +3,14 @@ import type { SqliteHandle } from "../src/index.js";
 
 /**
  * A better-sqlite3 handle on `path` for `SqliteStore.open({ database })` whose statement `text` (e.g.
- * `commit`; or each statement `text` accepts) calls `before` each time it is about to run: to count it,
+ * `commit`; or each statement `text` accepts) calls `before` with its text each time it is about to run: to count it,
  * or to throw as a failing disk or a held lock would (the statement then does not run). Returns the
  * handle and the connection under it.
  */
 export function interceptStatement(
   path: string,
   text: string | ((sql: string) => boolean),
-  before: () => void,
+  before: (sql: string) => void,
 ): { handle: SqliteHandle; db: Database.Database } {
   const intercepted = typeof text === "string" ? (sql: string) => sql.trim().toLowerCase() === text : text;
   const db = new Database(path);
@@ -28,11 +28,11 @@ export function interceptStatement(
       return {
         reader: statement.reader,
         all: (parameters: readonly unknown[]) => {
-          before();
+          before(sql);
           return statement.all(...parameters);
         },
         run: (parameters: readonly unknown[]) => {
-          before();
+          before(sql);
           return statement.run(...parameters);
         },
       };

@@ -27,7 +27,12 @@ import type {
   CheckpointWriteTable,
 } from "../schema/agboss-database.js";
 import { fromJsonText, toBlob, toNumber } from "../schema/columns.js";
-import { inAppliedWrite, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import {
+  inAppliedWrite,
+  inWriteTransaction,
+  type StoreDatabase,
+  type WriteOptions,
+} from "../write-transactions.js";
 import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
 import {
   type CheckpointParts,
@@ -419,14 +424,20 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       );
       return;
     }
-    await this.#write(fence, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      for (let start = 0; start < keeping.length; start += WRITES_PER_INSERT) {
-        const { query, args } = this.#queries.insertWrites(keeping.slice(start, start + WRITES_PER_INSERT));
-        await query.execute(trx, args);
-      }
-      for (const row of replacing) await this.#queries.upsertWrite.execute(trx, row);
-    });
+    // The fence check reads; each batch of kept writes and each replaced one is a statement.
+    const statements = Math.ceil(keeping.length / WRITES_PER_INSERT) + replacing.length;
+    await this.#write(
+      fence,
+      async (trx) => {
+        await this.#fence.assert(trx, fence);
+        for (let start = 0; start < keeping.length; start += WRITES_PER_INSERT) {
+          const { query, args } = this.#queries.insertWrites(keeping.slice(start, start + WRITES_PER_INSERT));
+          await query.execute(trx, args);
+        }
+        for (const row of replacing) await this.#queries.upsertWrite.execute(trx, row);
+      },
+      { oneWrite: statements <= 1 },
+    );
   }
 
   /**
@@ -435,10 +446,14 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
    * the next write joins the same commit, and a write the runtime waits for (the pause, its take, a kept
    * result, the execution's record) is committed only with them. Without a fence, once committed.
    */
-  #write(fence: Fence | undefined, work: (trx: Kysely<AgbossDatabase>) => Promise<void>): Promise<void> {
+  #write(
+    fence: Fence | undefined,
+    work: (trx: Kysely<AgbossDatabase>) => Promise<void>,
+    options?: WriteOptions,
+  ): Promise<void> {
     return fence === undefined
-      ? inWriteTransaction(this.#store, work)
-      : inAppliedWrite(this.#store, fence, work);
+      ? inWriteTransaction(this.#store, work, undefined, options)
+      : inAppliedWrite(this.#store, fence, work, options);
   }
 
   async deleteThread(threadId: string): Promise<void> {

@@ -464,9 +464,11 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       await this.#fence.assert(trx, fence);
       return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
     };
+    // With `returning`, the update is the change's one statement after the fence check's read.
+    const options = { oneWrite: this.#store.capabilities.supportsReturning };
     return args.applied === true && fence !== undefined && this.#store.capabilities.groupCommit
-      ? inAppliedWrite(this.#store, fence, change)
-      : inWriteTransaction(this.#store, change, fence);
+      ? inAppliedWrite(this.#store, fence, change, options)
+      : inWriteTransaction(this.#store, change, fence, options);
   }
 
   async #update(
