@@ -789,7 +789,21 @@ describe("fence checks in one transaction", () => {
     await db.destroy();
   });
 
-  test("a lease granted in the transaction, or a grant rolled back with its unit, is read again", async () => {
+  test("a lease granted in the transaction is current there: the writes under it that join it read no epoch", async () => {
+    const { store, db, ran } = await openTracingStatements();
+    ran.splice(0);
+    await store.atomically(async () => {
+      const granted = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
+      await store.pauses.findOrCreate(pause("under-it"), granted);
+      await store.executions.save(execution("e"), granted);
+    });
+    expect(ran.filter((sql) => sql === "commit")).toHaveLength(1);
+    expect(ran.filter((sql) => sql === 'select "epoch" from')).toHaveLength(0);
+    expect(await store.pauses.findByTenantIdAndPauseId("t", "under-it")).toBeDefined();
+    await db.destroy();
+  });
+
+  test("after a takeover in the transaction the old fence is read again, and a grant rolled back with its unit is forgotten", async () => {
     const { store, db, ran } = await openTracingStatements();
     const first = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 10 })) as Fence;
     ran.splice(0);

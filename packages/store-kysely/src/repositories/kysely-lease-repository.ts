@@ -1,7 +1,7 @@
 import type { Fence, Lease, LeaseRepository } from "@agboss/core/store";
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
-import type { LeaseTable } from "../schema/agboss-database.js";
+import type { AgbossDatabase, LeaseTable } from "../schema/agboss-database.js";
 import { toMillis, toNumber } from "../schema/columns.js";
 import { inWriteStatement, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 
@@ -127,8 +127,10 @@ export class KyselyLeaseRepository implements LeaseRepository {
           now,
           take_over: takeOver === true ? 1 : 0,
         });
-        if (row !== undefined) this.#store.transactions?.leasesChanged(db);
-        return row === undefined ? undefined : { key, holder, epoch: toNumber(row.epoch), expiresAt };
+        if (row === undefined) return undefined;
+        const lease = { key, holder, epoch: toNumber(row.epoch), expiresAt };
+        this.#granted(db, lease);
+        return lease;
       });
     }
     return inWriteTransaction(this.#store, async (trx) => {
@@ -142,9 +144,24 @@ export class KyselyLeaseRepository implements LeaseRepository {
         return undefined;
       const grant = { key, holder, epoch: epoch + 1, expires_at: expiresAt };
       const updated = await this.#take.affected(trx, { ...grant, from: epoch });
-      if (updated === 1) this.#store.transactions?.leasesChanged(trx);
-      return updated === 1 ? { key, holder, epoch: epoch + 1, expiresAt } : undefined;
+      if (updated !== 1) return undefined;
+      const lease = { key, holder, epoch: epoch + 1, expiresAt };
+      this.#granted(trx, lease);
+      return lease;
     });
+  }
+
+  /**
+   * Notes a grant made in the write transaction `trx`: the fences it found current are forgotten, and
+   * the new one is known current there (nobody else writes the row before the transaction ends), so the
+   * writes under it that join the same transaction check nothing more.
+   */
+  #granted(trx: Kysely<AgbossDatabase>, fence: Fence): void {
+    const transactions = this.#store.transactions;
+    if (transactions === undefined) return;
+    transactions.leasesChanged(trx);
+    const note = transactions.fenceChecked(trx, fence);
+    if (typeof note === "function") note();
   }
 
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
