@@ -225,6 +225,6 @@ export type {
 // `@agboss/core/store`.
 export { LeaseLostError } from "./store/fence.js";
 export { MemoryStore, memoryStore } from "./store/memory/memory-store.js";
-export type { Store, StoreContext, StoreFactory, UnitOfWorkOptions } from "./store/store.js";
+export type { Store, StoreContext, StoreFactory } from "./store/store.js";
 export * from "./time/clock.js";
 export * from "./time/duration.js";

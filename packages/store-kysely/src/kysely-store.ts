@@ -1,4 +1,4 @@
-import type { Store, UnitOfWorkOptions } from "@agboss/core";
+import type { Store } from "@agboss/core";
 import type { Kysely } from "kysely";
 import { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
 import { FaultRetry } from "./fault-retry.js";
@@ -158,8 +158,8 @@ export class KyselyStore implements Store {
     return this.#db;
   }
 
-  atomically<T>(work: () => Promise<T>, options?: UnitOfWorkOptions<T>): Promise<T> {
-    return this.#transactions.atomically(work, options?.appliedUnder);
+  atomically<T>(work: () => Promise<T>): Promise<T> {
+    return this.#transactions.atomically(work);
   }
 
   /** Brings the schema to the latest version; safe to call on every start. */

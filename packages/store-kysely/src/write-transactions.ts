@@ -65,13 +65,8 @@ interface CheckedFences {
 
 /** A unit that settles once applied (see {@link WriteTransactions.applied}) and what follows it. */
 interface AppliedUnit {
-  /**
-   * Whose later writes learn that its transaction did not commit, read from the unit's result once it
-   * ran; undefined keeps the unit waiting for its commit, as {@link WriteTransactions.run} does.
-   */
-  readonly fenceOf: (result: unknown) => Fence | undefined;
-  /** The fence it resolved under, once it has. */
-  fence: Fence | undefined;
+  /** Whose later writes learn that its transaction did not commit. */
+  readonly fence: Fence;
   /** Whether it has been resolved, its writes applied but perhaps not yet committed. */
   resolved: boolean;
   /** Ends the unit for {@link WriteTransactions.idle}: committed, rolled back, or rejected. */
@@ -215,18 +210,6 @@ export class WriteTransactions {
       }
       return passes.applied(fence, work, (end) => void this.#tracked(end));
     }
-    return this.#appliedUnder(() => fence, work, options);
-  }
-
-  /**
-   * Queues `work` to resolve once applied under the fence `fenceOf` reads from its result (see
-   * {@link applied}), or, when it reads none, once committed.
-   */
-  #appliedUnder<T>(
-    fenceOf: (result: T) => Fence | undefined,
-    work: Work<T>,
-    options?: WriteOptions,
-  ): Promise<T> {
     let ended!: () => void;
     // close() waits for the commit, not for the early resolution.
     this.#tracked(
@@ -242,12 +225,7 @@ export class WriteTransactions {
           reject(error);
           ended();
         },
-        applied: {
-          fenceOf: fenceOf as (result: unknown) => Fence | undefined,
-          fence: undefined,
-          resolved: false,
-          ended,
-        },
+        applied: { fence, resolved: false, ended },
         oneWrite: options?.oneWrite,
       }),
     );
@@ -339,8 +317,8 @@ export class WriteTransactions {
 
   /** Remembers that `unit`'s writes resolved as applied but were not committed (see {@link applied}). */
   #lost(unit: QueuedWork, error: unknown): void {
-    const fence = unit.applied?.fence;
-    if (fence !== undefined) this.#loseFence(fence, error);
+    const applied = unit.applied;
+    if (applied?.resolved === true) this.#loseFence(applied.fence, error);
   }
 
   /** Remembers that writes under `fence` resolved as applied and were not committed. */
@@ -356,17 +334,11 @@ export class WriteTransactions {
   /**
    * Runs `work` as one unit: the write transactions it starts through this store run on one transaction,
    * committed when `work` returns and rolled back when it throws; {@link current} hands its reads the
-   * same transaction. A transient fault runs the whole unit again. With `appliedUnder`, where commits
-   * are grouped, a unit whose result names a fence resolves once applied under it, as {@link applied}
-   * does (see `Store.atomically`); elsewhere, and when it names none, it resolves once committed.
+   * same transaction. A transient fault runs the whole unit again.
    */
-  atomically<T>(work: () => Promise<T>, appliedUnder?: (result: T) => Fence | undefined): Promise<T> {
+  atomically<T>(work: () => Promise<T>): Promise<T> {
     if (this.#unit.getStore() !== undefined) return work();
-    const unit: Work<T> = (trx) => this.#unit.run(trx, work);
-    if (appliedUnder !== undefined && this.#capabilities.groupCommit) {
-      return this.#appliedUnder(appliedUnder, unit);
-    }
-    return this.run(unit);
+    return this.run((trx) => this.#unit.run(trx, work));
   }
 
   /**
@@ -591,17 +563,14 @@ export class WriteTransactions {
           const result = await unit.work(connection);
           done.push({ unit, result });
           index += 1;
-          const applied = unit.applied;
-          const fence = applied === undefined || applied.resolved ? undefined : applied.fenceOf(result);
-          if (applied !== undefined && fence !== undefined) {
-            applied.fence = fence;
-            applied.resolved = true;
+          onlyApplied &&= unit.applied !== undefined;
+          this.#readsThrough = onlyApplied;
+          if (unit.applied !== undefined && !unit.applied.resolved) {
+            unit.applied.resolved = true;
             unit.resolve(result);
             // Its caller goes on now, and may issue the next write: the transaction waits a turn for it.
             lingered = false;
           }
-          onlyApplied &&= applied?.resolved === true;
-          this.#readsThrough = onlyApplied;
         } catch (error) {
           // A transient fault fails the transaction, not the unit: every unit it carries runs again.
           if (this.#retry.faultOf(error) !== undefined) throw error;

@@ -528,68 +528,6 @@ describe("a pause marked sent", () => {
   });
 });
 
-describe("a unit of work that names the fence it took", () => {
-  /** A unit as a start makes it: the lease taken, then the thread's record under it. */
-  function startUnit(store: SqliteStore, holder: string, now: number) {
-    return store.atomically(
-      async () => {
-        const fence = (await store.leases.acquire({ key: "tree", holder, now, ttlMs: 10 })) as Fence;
-        await store.threads.save(thread("started"));
-        return fence;
-      },
-      { appliedUnder: (fence) => fence },
-    );
-  }
-
-  test("resolves once applied: the writes after it under that fence join its commit", async () => {
-    const path = dir.file(`${randomUUID()}.sqlite`);
-    const { store, commits, close } = await openWithTakeover(path);
-    const before = commits();
-    const fence = await startUnit(store, "c", 40);
-    expect(commits() - before).toBe(0);
-    // A read sees what the unit wrote, in its transaction.
-    expect(await store.threads.findByTenantIdAndThreadId("t", "started")).toBeDefined();
-    await store.checkpointer.put(passConfig("tree", fence), checkpointNumbered(1), METADATA, { messages: 1 });
-    expect(commits() - before).toBe(0);
-    await store.executions.save(execution("moving"), fence);
-    expect(commits() - before).toBe(1);
-    await close();
-
-    const reopened = await SqliteStore.open({ path });
-    expect(await reopened.threads.findByTenantIdAndThreadId("t", "started")).toBeDefined();
-    expect(await reopened.executions.findByTenantIdAndExecutionId("t", "moving")).toBeDefined();
-    await reopened.close();
-  });
-
-  test("naming no fence, it resolves once committed", async () => {
-    const { store, commits, close } = await openWithTakeover();
-    const before = commits();
-    const result = await store.atomically(
-      async () => {
-        await store.threads.save(thread("alone"));
-        return undefined;
-      },
-      { appliedUnder: () => undefined },
-    );
-    expect(result).toBe(undefined);
-    expect(commits() - before).toBe(1);
-    await close();
-  });
-
-  test("a commit that fails after it resolved: nothing of it is stored, and the fence's later writes are refused", async () => {
-    const { store, refuseNextCommit, close } = await openWithTakeover();
-    refuseNextCommit();
-    const fence = await startUnit(store, "c", 40);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    await expect(store.executions.save(execution("moving"), fence)).rejects.toThrow(/did not commit/);
-    expect(await store.threads.findByTenantIdAndThreadId("t", "started")).toBe(undefined);
-    // The lease it took is not on record: the holder before it still has it.
-    const lease = await store.leases.acquire({ key: "tree", holder: "d", now: 25, ttlMs: 10 });
-    expect(lease).toBe(undefined);
-    await close();
-  });
-});
-
 describe("a unit of one write statement in a shared transaction", () => {
   const WRITES = 'insert into "agboss_checkpoint_writes"';
 

@@ -61,7 +61,7 @@ export const postgresBackend: Backend = {
       pauses: store.pauses,
       budgets: store.budgets,
       checkpointer: store.checkpointer,
-      atomically: (work, options) => store.atomically(work, options),
+      atomically: (work) => store.atomically(work),
       recoveryConcurrency: store.recoveryConcurrency,
       async close() {
         try {

@@ -11,10 +11,6 @@ export function onEachCommit(before: () => void): SqliteHandle {
   const db = new Database(sqliteFile());
   return {
     name: db.name,
-    // As better-sqlite3's own: the store's reads then run as they do on a file it opens itself.
-    get inTransaction() {
-      return db.inTransaction;
-    },
     pragma: (source: string, options?: { simple?: boolean }) => db.pragma(source, options),
     close: () => db.close(),
     prepare: (sql: string) => {

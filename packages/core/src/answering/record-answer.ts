@@ -2,7 +2,6 @@ import { ReplyInterpreterMissingError, UnknownPauseError } from "../pauses/pause
 import type { PauseAnswer, PauseRecord } from "../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
-import type { Fence } from "../store/fence.js";
 import {
   checkAnswerKind,
   checkCredential,
@@ -19,9 +18,7 @@ import { interpretReply } from "./reply-reading.js";
  * Phase 1 of an answer: checks the request and the credential, reads a reply, then records the answer
  * (Pending → Resolved) and its audit entry as one unit of work, with whatever `claim` writes after them
  * (phase 2's start: the tree's lease and its running mark) in the same commit. Nothing is stored unless
- * every check passed. With `claimedUnder`, the fence of what `claim` took, the unit may resolve before
- * its commit (see `Store.atomically`): for a caller that goes on under that fence at once and tells
- * nobody of the answer before a write it waits for (its pause's take) has returned.
+ * every check passed.
  * @internal
  */
 export async function recordAnswer<TClaim = undefined>(
@@ -29,7 +26,6 @@ export async function recordAnswer<TClaim = undefined>(
   request: ResumeRequest,
   options: ResumeCredential & { readonly tenantId?: string },
   claim?: (resolved: PauseRecord) => Promise<TClaim>,
-  claimedUnder?: (claimed: TClaim) => Fence | undefined,
 ): Promise<{ resolved: PauseRecord; responder: string; claimed: TClaim | undefined }> {
   const credential = checkCredentialShape(options);
   const shape = checkResumeRequest(request);
@@ -57,20 +53,12 @@ export async function recordAnswer<TClaim = undefined>(
     answer = { ...validatePauseAnswer(tool, shape.decision ?? shape.answer), responder };
   }
   const at = clock.now();
-  const stored = await store.atomically(
-    async () => {
-      const resolved = await store.pauses.resolve(tenantId, pause.pauseId, answer, at);
-      if (resolved === undefined) return undefined;
-      await writeAudit(services, { ...resolved, resolution: PauseResolution.Replied });
-      return { resolved, claimed: claim === undefined ? undefined : await claim(resolved) };
-    },
-    claimedUnder === undefined
-      ? undefined
-      : {
-          appliedUnder: (unit) =>
-            unit?.claimed === undefined ? undefined : claimedUnder(unit.claimed as TClaim),
-        },
-  );
+  const stored = await store.atomically(async () => {
+    const resolved = await store.pauses.resolve(tenantId, pause.pauseId, answer, at);
+    if (resolved === undefined) return undefined;
+    await writeAudit(services, { ...resolved, resolution: PauseResolution.Replied });
+    return { resolved, claimed: claim === undefined ? undefined : await claim(resolved) };
+  });
   if (stored === undefined) {
     throw notPaused((await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId)) ?? pause);
   }

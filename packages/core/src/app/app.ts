@@ -223,68 +223,59 @@ export class App {
     const { store, clock } = this.#services;
     // The lease, the checks under it and the first records are one unit: one commit, and on a database
     // nothing to undo when a check refuses the start (the in-memory store keeps the lease: let go below).
-    // Where commits are grouped, the unit resolves once applied under its lease: the pass's first writes
-    // join its commit, and every write the pass waits for (a pause before its channel is asked, the
-    // record it returns) is committed with it.
     let acquired: Lease | undefined;
     const { lease, tree } = await store
-      .atomically(
-        async () => {
-          const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
-          acquired = lease;
-          if (lease === undefined)
-            throw new ThreadBusyError(
-              threadId,
-              "another call is moving it right now; retry when it returns.",
-            );
-          // Checked under the lease: a start that raced this one may have paused on the thread meanwhile.
-          const thread = await threadOpenFor(this.#services, {
-            tenantId: tenant.tenantId,
-            threadId,
+      .atomically(async () => {
+        const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
+        acquired = lease;
+        if (lease === undefined)
+          throw new ThreadBusyError(threadId, "another call is moving it right now; retry when it returns.");
+        // Checked under the lease: a start that raced this one may have paused on the thread meanwhile.
+        const thread = await threadOpenFor(this.#services, {
+          tenantId: tenant.tenantId,
+          threadId,
+          ownerId: options.ownerId,
+          workflowName: flow.workflow.name,
+        });
+        if (
+          chosenId !== undefined &&
+          (await store.executions.findByTenantIdAndExecutionId(tenant.tenantId, chosenId)) !== undefined
+        ) {
+          throw new ExecutionIdTakenError(chosenId);
+        }
+        const executionId = chosenId ?? randomUUID();
+        const startedAt = clock.now();
+        const tree: Tree = {
+          flow,
+          startedAt,
+          input: value,
+          budget,
+          frame: {
+            tenant,
             ownerId: options.ownerId,
-            workflowName: flow.workflow.name,
-          });
-          if (
-            chosenId !== undefined &&
-            (await store.executions.findByTenantIdAndExecutionId(tenant.tenantId, chosenId)) !== undefined
-          ) {
-            throw new ExecutionIdTakenError(chosenId);
-          }
-          const executionId = chosenId ?? randomUUID();
-          const startedAt = clock.now();
-          const tree: Tree = {
-            flow,
-            startedAt,
-            input: value,
-            budget,
-            frame: {
-              tenant,
-              ownerId: options.ownerId,
-              threadId,
-              executionId,
-              rootExecutionId: executionId,
-              workflow: { name: flow.workflow.name, version: flow.workflow.version },
-              env: this.#services.env,
-              step: undefined,
-              signal: new AbortController().signal,
-            },
-          };
-          await store.threads.save({
-            tenantId: tenant.tenantId,
             threadId,
-            ownerId: options.ownerId,
-            workflowName: flow.workflow.name,
-            latestExecutionId: executionId,
-            createdAt: thread?.createdAt ?? startedAt,
-            updatedAt: startedAt,
-          });
-          await this.#recorder.save(
-            this.#recorder.build(tree, { status: ExecutionStatus.Running, pauses: [] }),
-          );
-          return { lease, tree };
-        },
-        { appliedUnder: ({ lease }) => lease },
-      )
+            executionId,
+            rootExecutionId: executionId,
+            workflow: { name: flow.workflow.name, version: flow.workflow.version },
+            env: this.#services.env,
+            step: undefined,
+            signal: new AbortController().signal,
+          },
+        };
+        await store.threads.save({
+          tenantId: tenant.tenantId,
+          threadId,
+          ownerId: options.ownerId,
+          workflowName: flow.workflow.name,
+          latestExecutionId: executionId,
+          createdAt: thread?.createdAt ?? startedAt,
+          updatedAt: startedAt,
+        });
+        await this.#recorder.save(
+          this.#recorder.build(tree, { status: ExecutionStatus.Running, pauses: [] }),
+        );
+        return { lease, tree };
+      })
       .catch(async (error: unknown) => {
         if (acquired !== undefined) await store.leases.release(acquired).catch(() => undefined);
         throw error;
@@ -346,17 +337,8 @@ export class App {
     // Read as the caller passed it: a missing credential is phase 1's DtoValidationError.
     const signal = signalOf("app.resume", "ResumeOptions", options);
     // Phase 2 starts in phase 1's commit when the tree's lease is free: taken and the tree marked running.
-    // This call answers only once the tree has moved, and the step that takes the answered pause waits
-    // for its take's commit before the tool runs: so where commits are grouped, phase 1 resolves once
-    // applied under the lease it took, and that commit carries phase 1 too (one commit, not two).
     const { resolved, responder, claimed } = await this.#answerTraced(() =>
-      recordAnswer(
-        this.#services,
-        request,
-        options,
-        (r) => this.#claim(r),
-        (held) => (held === undefined || "failed" in held ? undefined : held.lease),
-      ),
+      recordAnswer(this.#services, request, options, (r) => this.#claim(r)),
     );
     const withRecord = options.record === true;
     const held =

@@ -88,33 +88,28 @@ export class Recovery {
       if (answered?.status !== PauseStatus.Resolved) return;
     }
     // One unit of work, as phase 1 of a resume claims its tree: the lease taken, the tree read under it
-    // and marked running land in one commit, which the pass that carries it on joins where commits are
-    // grouped (the unit resolves once applied under the lease). A failure after the lease was taken is
-    // returned, not thrown, so that the unit commits the lease and it is let go below.
+    // and marked running land in one commit. A failure after the lease was taken is returned, not
+    // thrown, so that the unit commits the lease and it is let go below.
     let claimed: Claim | undefined;
     try {
-      claimed = await store.atomically(
-        async (): Promise<Claim | undefined> => {
-          const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
-          if (lease === undefined) return undefined;
-          try {
-            const tree = await readTree(this.#services, tenantId, rootExecutionId);
-            const status = tree.stored?.status;
-            if (status !== undefined && ENDED.has(status)) {
-              // Moved by another instance since the page was read, or an answer that came after its tree
-              // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
-              if (pauseId !== undefined)
-                await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
-              return { lease, ended: true };
-            }
-            await this.#recorder.markRunning(tree, lease);
-            return { lease, tree };
-          } catch (error) {
-            return { lease, failed: error };
+      claimed = await store.atomically(async (): Promise<Claim | undefined> => {
+        const lease = await this.#leases.tryAcquire(`${tenantId}/${threadId}`);
+        if (lease === undefined) return undefined;
+        try {
+          const tree = await readTree(this.#services, tenantId, rootExecutionId);
+          const status = tree.stored?.status;
+          if (status !== undefined && ENDED.has(status)) {
+            // Moved by another instance since the page was read, or an answer that came after its tree
+            // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
+            if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
+            return { lease, ended: true };
           }
-        },
-        { appliedUnder: (claim) => (claim !== undefined && "tree" in claim ? claim.lease : undefined) },
-      );
+          await this.#recorder.markRunning(tree, lease);
+          return { lease, tree };
+        } catch (error) {
+          return { lease, failed: error };
+        }
+      });
     } catch (error) {
       // The store is out of reach (retries spent, or a COMMIT whose outcome is unknown): the next tree
       // would meet the same, so the round stops here. Anything else concerns this tree alone.

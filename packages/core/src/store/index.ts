@@ -38,7 +38,7 @@ export type { ExecutionRecordRepository } from "./execution-record-repository.js
 export { FENCE_CONFIG_KEY, type Fence, fenceOf, LeaseLostError } from "./fence.js";
 export type { Lease, LeaseRepository } from "./lease-repository.js";
 export * from "./memory/index.js";
-export type { Store, StoreContext, StoreFactory, UnitOfWorkOptions } from "./store.js";
+export type { Store, StoreContext, StoreFactory } from "./store.js";
 export type { StoredExecution, StoredPauseAnswer } from "./stored-execution.js";
 export type { ThreadRecord } from "./thread-record.js";
 export type { ThreadRepository } from "./thread-repository.js";

@@ -4,7 +4,6 @@ import type { Logger } from "../logging/logger.js";
 import type { PausedExecutionRepository } from "../pauses/paused-execution-repository.js";
 import type { Clock } from "../time/clock.js";
 import type { ExecutionRecordRepository } from "./execution-record-repository.js";
-import type { Fence } from "./fence.js";
 import type { LeaseRepository } from "./lease-repository.js";
 import type { ThreadRepository } from "./thread-repository.js";
 
@@ -35,16 +34,8 @@ export interface Store {
    * calls: nothing else should be awaited inside it (on SQLite it holds the write lock). A unit that
    * meets a transient fault runs again whole, so `work` must be safe to run again. The in-memory store
    * runs `work` as it is (its writes land at once; a throw part-way keeps the writes made before it).
-   *
-   * `options.appliedUnder` reads, from the unit's result, the fence its writes were made under (the
-   * lease it took, say). A store that groups commits may then resolve the unit once its writes are
-   * applied, before they are committed, so that the caller's next writes under that fence join the same
-   * commit; it must then commit them before any write queued after them, and if that commit fails,
-   * refuse every later write under the fence (as it does for a pass's checkpoint writes). Give it only
-   * where the caller tells nobody of the unit before a write it waits for under that fence has returned.
-   * Other stores, and a unit whose result names no fence, resolve once committed.
    */
-  atomically<T>(work: () => Promise<T>, options?: UnitOfWorkOptions<T>): Promise<T>;
+  atomically<T>(work: () => Promise<T>): Promise<T>;
   /**
    * How many trees the recovery sweep may carry on at once on this store. Default 1: right where
    * writes queue behind one another anyway (SQLite keeps one writer per file, and side by side they
@@ -54,12 +45,6 @@ export interface Store {
   readonly recoveryConcurrency?: number;
   /** Releases connections. Called by `app.close()` for a store the application opened. */
   close(): Promise<void>;
-}
-
-/** How a unit of work may resolve (see {@link Store.atomically}). */
-export interface UnitOfWorkOptions<T> {
-  /** The fence the unit's writes were made under, read from its result; undefined for none. */
-  readonly appliedUnder?: (result: T) => Fence | undefined;
 }
 
 /** What a store factory is given when an application opens its store. */

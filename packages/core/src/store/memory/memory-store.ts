@@ -23,10 +23,7 @@ export class MemoryStore implements Store {
   readonly checkpointer = new MemoryCheckpointSaver(this.leases);
   readonly budgets = new MemoryBudgetLedgerRepository();
 
-  /**
-   * Runs `work` as it is: each write lands at once (there is no transaction to roll back), so
-   * `appliedUnder` changes nothing.
-   */
+  /** Runs `work` as it is: each write lands at once (there is no transaction to roll back). */
   atomically<T>(work: () => Promise<T>): Promise<T> {
     return work();
   }
