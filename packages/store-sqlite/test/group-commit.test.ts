@@ -571,15 +571,15 @@ describe("a unit of one write statement in a shared transaction", () => {
   }
 
   /** A thread saved, a pass's pending writes, and another thread saved, queued into one transaction. */
-  function queueThree(store: SqliteStore, fence: Fence) {
+  function queueThree(store: SqliteStore, fence: Fence, round = "") {
     return Promise.allSettled([
-      store.threads.save(thread("before")),
+      store.threads.save(thread(`before${round}`)),
       store.checkpointer.putWrites(
         passConfig("tree", fence, checkpointNumbered(1).id),
         [["messages", { role: "tool", content: "refunded" }]],
         "task-1",
       ),
-      store.threads.save(thread("after")),
+      store.threads.save(thread(`after${round}`)),
     ]);
   }
 
@@ -599,13 +599,15 @@ describe("a unit of one write statement in a shared transaction", () => {
     expect(savepoints() - before).toBe(1);
 
     failNext();
-    const [again, refused, later] = await queueThree(store, fence);
+    const [again, refused, later] = await queueThree(store, fence, "-2");
     expect(again.status).toBe("fulfilled");
     expect(refused.status).toBe("rejected");
     expect(later.status).toBe("fulfilled");
     await close();
+    // Both units around the refused one are on disk.
     const reopened = await SqliteStore.open({ path });
-    expect(await reopened.threads.findByTenantIdAndThreadId("t", "after")).toBeDefined();
+    expect(await reopened.threads.findByTenantIdAndThreadId("t", "before-2")).toBeDefined();
+    expect(await reopened.threads.findByTenantIdAndThreadId("t", "after-2")).toBeDefined();
     await reopened.close();
   });
 

@@ -37,6 +37,8 @@ const LIST_COLUMNS = {
   rootExecutionId: "root_execution_id",
 } as const;
 const LIST_FILTERS = Object.keys(LIST_COLUMNS) as (keyof typeof LIST_COLUMNS)[];
+/** How many statuses a pause can be in: a list asks for at most this many distinct ones that match. */
+const STATUS_COUNT = Object.keys(PauseStatus).length;
 
 /**
  * {@link PausedExecutionRepository} on kysely. Each status change is one `update … where status = ?`
@@ -137,18 +139,25 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   async list(query: PauseQuery): Promise<PauseRecord[]> {
     if (query.statuses !== undefined && query.statuses.length === 0) return [];
     if (query.limit !== undefined && query.limit <= 0) return [];
+    const statuses = query.statuses === undefined ? undefined : [...new Set(query.statuses)];
     const args: Record<string, unknown> = { ...query };
-    query.statuses?.forEach((status, i) => {
+    statuses?.forEach((status, i) => {
       args[`s${i}`] = status;
     });
-    const { rows } = await this.#listOf(query).execute(this.#store.db, args);
+    const { rows } = await this.#listOf(query, statuses?.length).execute(this.#store.db, args);
     return rows.map(toPause);
   }
 
-  /** The query for `list` with the filters `query` gives, compiled once per such shape. */
-  #listOf(query: PauseQuery): PreparedQuery<Record<string, unknown>, Selectable<PauseTable>> {
+  /**
+   * The query for `list` with the filters `query` gives and `statuses` distinct statuses, compiled once
+   * per such shape; a shape with more statuses than a pause can have is compiled for the call only, so
+   * what callers pass cannot grow the cache.
+   */
+  #listOf(
+    query: PauseQuery,
+    statuses: number | undefined,
+  ): PreparedQuery<Record<string, unknown>, Selectable<PauseTable>> {
     const filters = LIST_FILTERS.filter((filter) => query[filter] !== undefined);
-    const statuses = query.statuses?.length;
     const limited = query.limit !== undefined;
     const shape = `${filters.join(",")}|${statuses ?? "-"}|${limited}`;
     let prepared = this.#lists.get(shape);
@@ -167,7 +176,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         select = select.orderBy("asked_at", "asc").orderBy("pause_id", "asc");
         return limited ? select.limit(slot("limit") as number) : select;
       });
-      this.#lists.set(shape, prepared);
+      if ((statuses ?? 0) <= STATUS_COUNT) this.#lists.set(shape, prepared);
     }
     return prepared;
   }
@@ -462,13 +471,16 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     }
     const change = async (trx: Kysely<AgbossDatabase>) => {
       await this.#fence.assert(trx, fence);
-      return this.#update(trx, args.tenantId, args.pauseId, args.from, args.set);
+      return this.#updateRow(trx, args.tenantId, args.pauseId, args.from, args.set);
     };
-    // With `returning`, the update is the change's one statement after the fence check's read.
+    // With `returning`, the update is the change's one statement after the fence check's read, and the
+    // last thing in it that can fail: the row is read into a record once the write is done.
     const options = { oneWrite: this.#store.capabilities.supportsReturning };
-    return args.applied === true && fence !== undefined && this.#store.capabilities.groupCommit
-      ? inAppliedWrite(this.#store, fence, change, options)
-      : inWriteTransaction(this.#store, change, fence, options);
+    const changed =
+      args.applied === true && fence !== undefined && this.#store.capabilities.groupCommit
+        ? inAppliedWrite(this.#store, fence, change, options)
+        : inWriteTransaction(this.#store, change, fence, options);
+    return changed.then((row) => (row === undefined ? undefined : toPause(row)));
   }
 
   async #update(
@@ -479,19 +491,28 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     set: Updateable<PauseTable>,
     options: { unsetResult?: boolean } = {},
   ): Promise<PauseRecord | undefined> {
+    const row = await this.#updateRow(trx, tenantId, pauseId, from, set, options);
+    return row === undefined ? undefined : toPause(row);
+  }
+
+  /** {@link #update}'s statement: the updated row as stored, undefined when the pause was not in `from`. */
+  async #updateRow(
+    trx: Kysely<AgbossDatabase>,
+    tenantId: string,
+    pauseId: string,
+    from: PauseStatus,
+    set: Updateable<PauseTable>,
+    options: { unsetResult?: boolean } = {},
+  ): Promise<Selectable<PauseTable> | undefined> {
     const changes = set as Record<string, unknown>;
     const columns = Object.keys(set).filter(
       (column) => changes[column] !== undefined,
     ) as (keyof Updateable<PauseTable> & string)[];
     const update = this.#updateOf(columns, options.unsetResult === true);
     const args: Record<string, unknown> = { ...set, tenantId, pauseId, from };
-    if (this.#store.capabilities.supportsReturning) {
-      const row = await update.first(trx, args);
-      return row === undefined ? undefined : toPause(row);
-    }
+    if (this.#store.capabilities.supportsReturning) return update.first(trx, args);
     if ((await update.affected(trx, args)) !== 1) return undefined;
-    const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
-    return row === undefined ? undefined : toPause(row);
+    return this.#byPauseId.first(trx, { tenantId, pauseId });
   }
 
   /**

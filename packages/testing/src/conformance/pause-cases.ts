@@ -233,6 +233,9 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(
       ids(await pauses().list({ tenantId: "tenant-a", statuses: [PauseStatus.Resolved, PauseStatus.Taken] })),
     ).toEqual(ids([a]));
+    // A status named twice lists each pause once.
+    const twice = [PauseStatus.Pending, PauseStatus.Pending, PauseStatus.Pending];
+    expect(ids(await pauses().list({ tenantId: "tenant-a", statuses: twice }))).toEqual(ids([b, c]));
     expect(ids(await pauses().list({ tenantId: "tenant-a", channel: "slack" }))).toEqual(ids([b]));
     expect(ids(await pauses().list({ tenantId: "tenant-a", threadId: "thread-2" }))).toEqual(ids([c]));
     expect(ids(await pauses().list({ tenantId: "tenant-a", rootExecutionId: "root-1" }))).toEqual(
