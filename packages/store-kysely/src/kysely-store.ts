@@ -54,7 +54,9 @@ export interface KyselyStoreConfig {
    * transactions then run through `syncStatements` too, while it says so and none of the store's own
    * write transactions holds the connection, or while the one that holds it holds only writes already
    * reported done (see `WriteTransactions.readsThrough`); otherwise they go through kysely and wait for
-   * the transaction to end. Leave it out and they always go through kysely.
+   * the transaction to end. Leave it out and they always go through kysely. Given, a write of one
+   * statement also shares a grouped transaction without a savepoint of its own (see `WriteOptions`):
+   * the store can then tell whether a failing statement ended the transaction.
    */
   readonly syncIdle?: (() => boolean) | undefined;
 }

@@ -533,16 +533,22 @@ describe("a unit of one write statement in a shared transaction", () => {
 
   /**
    * A store whose next insert of pending writes fails (as `code`), ending the transaction first when
-   * `endsTransaction` (SQLite rolls a transaction back on some I/O errors); it counts the savepoints run.
+   * `endsTransaction` (SQLite rolls a transaction back on some I/O errors); it counts the savepoints and
+   * the commits run.
    */
   async function failingWrites(path: string, code: string, endsTransaction: boolean) {
     let savepoints = 0;
+    let commits = 0;
     let fail = false;
     const connection: { db?: Database.Database } = {};
     const { handle, db } = interceptStatement(
       path,
-      (sql) => sql.startsWith(WRITES) || sql === "savepoint agboss_unit",
+      (sql) => sql.startsWith(WRITES) || sql === "savepoint agboss_unit" || sql === "commit",
       (sql) => {
+        if (sql === "commit") {
+          commits += 1;
+          return;
+        }
         if (!sql.startsWith(WRITES)) {
           savepoints += 1;
           return;
@@ -560,6 +566,7 @@ describe("a unit of one write statement in a shared transaction", () => {
       store,
       fence,
       savepoints: () => savepoints,
+      commits: () => commits,
       failNext: () => {
         fail = true;
       },
@@ -570,22 +577,32 @@ describe("a unit of one write statement in a shared transaction", () => {
     };
   }
 
-  /** A thread saved, a pass's pending writes, and another thread saved, queued into one transaction. */
-  function queueThree(store: SqliteStore, fence: Fence, round = "") {
+  /**
+   * A thread saved, a pass's pending writes, and another thread saved, queued into one transaction. The
+   * pending writes join the queue last (they are serialized first): the thread "before" opens the
+   * transaction, "after" is the second unit (under a savepoint), the pending writes the third.
+   */
+  function queueThree(store: SqliteStore, fence: Fence, round = "", onRefused?: () => void) {
+    const writes = store.checkpointer.putWrites(
+      passConfig("tree", fence, checkpointNumbered(1).id),
+      [["messages", { role: "tool", content: "refunded" }]],
+      "task-1",
+    );
     return Promise.allSettled([
       store.threads.save(thread(`before${round}`)),
-      store.checkpointer.putWrites(
-        passConfig("tree", fence, checkpointNumbered(1).id),
-        [["messages", { role: "tool", content: "refunded" }]],
-        "task-1",
-      ),
+      onRefused === undefined
+        ? writes
+        : writes.catch((error: unknown) => {
+            onRefused();
+            throw error;
+          }),
       store.threads.save(thread(`after${round}`)),
     ]);
   }
 
   test("runs without a savepoint: its statement failing rejects it alone, and the others commit", async () => {
     const path = dir.file(`${randomUUID()}.sqlite`);
-    const { store, fence, savepoints, failNext, close } = await failingWrites(
+    const { store, fence, savepoints, commits, failNext, close } = await failingWrites(
       path,
       "SQLITE_CONSTRAINT",
       false,
@@ -595,19 +612,27 @@ describe("a unit of one write statement in a shared transaction", () => {
     expect(first.status).toBe("fulfilled");
     expect(writes.status).toBe("fulfilled");
     expect(last.status).toBe("fulfilled");
-    // Only the third unit had a savepoint: the pending writes are one statement.
+    // Only "after" had a savepoint: the pending writes are one statement.
     expect(savepoints() - before).toBe(1);
 
     failNext();
-    const [again, refused, later] = await queueThree(store, fence, "-2");
+    const commitsBefore = commits();
+    // A write issued once the refusal is known joins the same transaction, after the failed statement.
+    let following: Promise<unknown> | undefined;
+    const [again, refused, later] = await queueThree(store, fence, "-2", () => {
+      following = store.threads.save(thread("following-2"));
+    });
+    await following;
     expect(again.status).toBe("fulfilled");
     expect(refused.status).toBe("rejected");
     expect(later.status).toBe("fulfilled");
+    expect(commits() - commitsBefore).toBe(1);
     await close();
-    // Both units around the refused one are on disk.
+    // The units before the refused one, and the one after it, are on disk.
     const reopened = await SqliteStore.open({ path });
-    expect(await reopened.threads.findByTenantIdAndThreadId("t", "before-2")).toBeDefined();
-    expect(await reopened.threads.findByTenantIdAndThreadId("t", "after-2")).toBeDefined();
+    for (const name of ["before-2", "after-2", "following-2"]) {
+      expect(await reopened.threads.findByTenantIdAndThreadId("t", name)).toBeDefined();
+    }
     await reopened.close();
   });
 
