@@ -64,7 +64,10 @@ export class PostgresStore extends KyselyStore {
     const db = new Kysely<AgbossDatabase>({
       dialect: new SchemaScopedPostgresDialect(
         {
-          pool: storeClientPool(watched.pool, { prepared: options.preparedStatements !== false }),
+          pool: storeClientPool(watched.pool, {
+            prepared: options.preparedStatements !== false,
+            begin: POSTGRES_CAPABILITIES.beginWriteTransaction,
+          }),
         },
         schema,
       ),

@@ -1,4 +1,5 @@
 import type { PostgresPool, PostgresPoolClient } from "kysely";
+import pg from "pg";
 
 /** How many statements one connection keeps named at most; statements past that run unnamed. */
 const MAX_NAMED_STATEMENTS = 1_000;
@@ -32,6 +33,8 @@ const namesByConnection = new WeakMap<object, StatementNames>();
 interface StatementNames {
   readonly byText: Map<string, string>;
   issued: number;
+  /** The names of `begin` statements the connection has prepared: a transaction can open on the way. */
+  readonly begins: Set<string>;
 }
 
 /**
@@ -52,7 +55,10 @@ interface StatementNames {
  *   run prepares it again, and the store's retry (which counts the error as transient) runs it again.
  * @internal
  */
-export function storeClientPool(pool: PostgresPool, options: { readonly prepared: boolean }): PostgresPool {
+export function storeClientPool(
+  pool: PostgresPool,
+  options: { readonly prepared: boolean; readonly begin: string },
+): PostgresPool {
   // One view per client, made the first time the client is lent: kysely keeps its own connection object
   // per client it is given, so a new view on every checkout would cost it a new one each time too.
   const views = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
@@ -63,7 +69,7 @@ export function storeClientPool(pool: PostgresPool, options: { readonly prepared
       const client = await pool.connect();
       let view = views.get(client);
       if (view === undefined) {
-        view = storeClient(client, options.prepared);
+        view = storeClient(client, options);
         views.set(client, view);
       }
       return view;
@@ -72,7 +78,10 @@ export function storeClientPool(pool: PostgresPool, options: { readonly prepared
   };
 }
 
-function storeClient(client: PostgresPoolClient, prepared: boolean): PostgresPoolClient {
+function storeClient(
+  client: PostgresPoolClient,
+  options: { readonly prepared: boolean; readonly begin: string },
+): PostgresPoolClient {
   const target = client as unknown as { query: Query };
   const run = (config: unknown, values?: unknown): Promise<unknown> =>
     isSubmittable(config)
@@ -80,32 +89,129 @@ function storeClient(client: PostgresPoolClient, prepared: boolean): PostgresPoo
         (target.query.call(client, config, values) as Promise<unknown>)
       : callbackQuery(target, client, config, values);
   let query: (text: unknown, values?: unknown) => Promise<unknown> = run;
-  if (prepared) {
+  let release: (() => void) | undefined;
+  if (options.prepared) {
     let names = namesByConnection.get(client);
     if (names === undefined) {
-      names = { byText: new Map(), issued: 0 };
+      names = { byText: new Map(), issued: 0, begins: new Set() };
       namesByConnection.set(client, names);
     }
     const known = names;
-    query = (text, values) => {
-      // kysely runs every statement as `query(text, parameters)`; what has no parameters (begin, commit)
-      // goes by the simple protocol, and is left unnamed.
-      if (typeof text !== "string" || !Array.isArray(values) || values.length === 0) return run(text, values);
+    // The prepared `begin` of the transaction kysely has opened on this view and that has not reached
+    // the server yet: it goes with the transaction's first statement.
+    let opening: string | undefined;
+    const prepared = (text: string, values: unknown[], begin: string | undefined): Promise<unknown> => {
       const name = nameOf(known, text);
-      if (name === undefined) return run(text, values);
-      return run({ name, text, values }).catch((error: unknown) => {
-        if (isStalePreparedStatement(error) && known.byText.get(text) === name) known.byText.delete(text);
+      const config = name === undefined ? { text, values } : { name, text, values };
+      const sent =
+        begin === undefined
+          ? run(config)
+          : callbackQuery(target, client, new StatementAfterBegin(config, begin), undefined);
+      return sent.catch((error: unknown) => {
+        if (name !== undefined && isStalePreparedStatement(error) && known.byText.get(text) === name) {
+          known.byText.delete(text);
+        }
         throw error;
       });
+    };
+    query = (text, values) => {
+      // kysely runs every statement as `query(text, parameters)`; what has no parameters (begin, commit)
+      // goes by the simple protocol, and is left unnamed, but for the store's own `begin`.
+      const bare = typeof text === "string" && (!Array.isArray(values) || values.length === 0);
+      const begin = opening;
+      if (begin !== undefined) {
+        opening = undefined;
+        // Nothing ran since the `begin`: there is no transaction on the server to end.
+        if (bare && (text === "commit" || text === "rollback")) return Promise.resolve(emptyResult(text));
+        if (typeof text === "string" && !bare) return prepared(text, values as unknown[], begin);
+        // Anything else (a cursor, a statement without parameters) waits for the `begin` on its own.
+        return run({ name: begin, text: options.begin, values: [] }).then(() => query(text, values));
+      }
+      if (bare && text === options.begin) {
+        const name = nameOf(known, text);
+        if (name === undefined) return run(text, values);
+        if (known.begins.has(name)) {
+          opening = name;
+          return Promise.resolve(emptyResult("begin"));
+        }
+        // The first transaction on the connection prepares its `begin`, and waits for it.
+        return run({ name, text, values: [] }).then((result) => {
+          known.begins.add(name);
+          return result;
+        });
+      }
+      if (typeof text !== "string" || bare) return run(text, values);
+      return prepared(text, values as unknown[], undefined);
+    };
+    // A connection goes back to the pool with no transaction waiting to open on it.
+    release = () => {
+      opening = undefined;
     };
   }
   return new Proxy(client, {
     get(object, property) {
       if (property === "query") return query;
       const value = Reflect.get(object, property, object);
+      if (property === "release" && release !== undefined && typeof value === "function") {
+        const forget = release;
+        return (...args: unknown[]) => {
+          forget();
+          return Reflect.apply(value, object, args);
+        };
+      }
       return typeof value === "function" ? value.bind(object) : value;
     },
   });
+}
+
+/** What `pg` gives for a statement that returns no rows, for a `begin` or an end not sent to the server. */
+function emptyResult(command: string): { command: string; rowCount: null; rows: never[]; fields: never[] } {
+  return { command: command.toUpperCase(), rowCount: null, rows: [], fields: [] };
+}
+
+/** The parts of `pg`'s connection that {@link StatementAfterBegin} writes to. */
+interface ProtocolWriter {
+  bind(config: { readonly statement: string }): void;
+  execute(config: Record<string, never>): void;
+}
+
+/** The methods of `pg`'s `Query` that {@link StatementAfterBegin} extends (not in `pg`'s type declarations). */
+interface ExtendedQuery {
+  prepare(connection: ProtocolWriter): void;
+  handleCommandComplete(message: unknown, connection: ProtocolWriter): void;
+}
+
+const PgQuery = pg.Query as unknown as new (config: object) => ExtendedQuery;
+
+/**
+ * A transaction's first statement, with the transaction's prepared `begin` bound and run in front of it
+ * in the same batch of messages, before one Sync: the transaction costs no round trip of its own. The
+ * server runs them in order; had the `begin` failed, it would skip the statement too, so nothing runs
+ * outside the transaction, and the statement's caller gets the error.
+ */
+class StatementAfterBegin extends PgQuery {
+  readonly #begin: string;
+  #begun = false;
+
+  constructor(config: object, begin: string) {
+    super(config);
+    this.#begin = begin;
+  }
+
+  override prepare(connection: ProtocolWriter): void {
+    connection.bind({ statement: this.#begin });
+    connection.execute({});
+    super.prepare(connection);
+  }
+
+  override handleCommandComplete(message: unknown, connection: ProtocolWriter): void {
+    // The first command to complete is the `begin`: not one of the statement's results.
+    if (!this.#begun) {
+      this.#begun = true;
+      return;
+    }
+    super.handleCommandComplete(message, connection);
+  }
 }
 
 /** Runs one query with a callback, as a promise. */

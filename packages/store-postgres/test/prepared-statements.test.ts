@@ -155,3 +155,127 @@ describe("how the store hands its statements to pg", () => {
     });
   }
 });
+
+describe("a transaction's begin goes with its first statement", () => {
+  /** A store on a pool of one connection whose client notes the text of every call the store makes. */
+  async function openRecorded(preparedStatements?: boolean) {
+    const calls: string[] = [];
+    class RecordingClient extends pg.Client {
+      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
+      override query(config: any, values?: any, callback?: any): any {
+        calls.push(typeof config === "string" ? config : String(config?.text ?? ""));
+        return super.query(config, values, callback);
+      }
+    }
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1, Client: RecordingClient });
+    pools.push(pool);
+    const schema = uniqueSchema();
+    schemas.push(schema);
+    const store = await PostgresStore.open({
+      pool,
+      schema,
+      ...(preparedStatements === undefined ? {} : { preparedStatements }),
+    });
+    // What opening ran (the migrations' own transaction) is not what these tests look at.
+    calls.splice(0);
+    const begins = () => calls.filter((text) => text.startsWith("begin"));
+    const count = async (threadId: string) =>
+      (await withClient((client) =>
+        client.query(`select count(*)::int as n from "${schema}".agboss_threads where thread_id = $1`, [
+          threadId,
+        ]),
+      )) as { rows: { n: number }[] };
+    const stored = async (threadId: string) => ((await count(threadId)).rows[0]?.n ?? 0) === 1;
+    return { store, schema, calls, begins, stored };
+  }
+
+  test("after the first transaction on a connection, no begin travels alone: the transaction is one round trip shorter", async () => {
+    const { store, calls, begins } = await openRecorded();
+    await store.atomically(async () => {
+      await store.threads.save(thread("t-1"));
+    });
+    // The first one prepares the begin on the connection and waits for it.
+    expect(begins()).toHaveLength(1);
+    calls.splice(0);
+    await store.atomically(async () => {
+      await store.threads.save(thread("t-2"));
+      await store.threads.save(thread("t-3"));
+    });
+    expect(begins()).toEqual([]);
+    expect(calls.filter((text) => text.includes("agboss_threads"))).toHaveLength(2);
+    expect(calls.at(-1)).toBe("commit");
+    expect(calls).toHaveLength(3);
+    for (const threadId of ["t-1", "t-2", "t-3"]) {
+      expect(await store.threads.findByTenantIdAndThreadId("acme", threadId)).toMatchObject({ threadId });
+    }
+    await store.close();
+  });
+
+  test("the first statement runs inside the transaction: unseen by others until the commit, gone with a rollback", async () => {
+    const { store, stored } = await openRecorded();
+    await store.atomically(async () => store.threads.save(thread("warm-up")));
+    let seenMeanwhile: boolean | undefined;
+    await store.atomically(async () => {
+      await store.threads.save(thread("t-1"));
+      seenMeanwhile = await stored("t-1");
+    });
+    expect(seenMeanwhile).toBe(false);
+    expect(await stored("t-1")).toBe(true);
+
+    // A unit that throws after its first write: had that write run outside the transaction, it would stay.
+    await expect(
+      store.atomically(async () => {
+        await store.threads.save(thread("t-2"));
+        throw new Error("the unit fails after its first write");
+      }),
+    ).rejects.toThrow("the unit fails after its first write");
+    expect(await stored("t-2")).toBe(false);
+    await store.close();
+  });
+
+  test("a transaction with no statement sends nothing at all", async () => {
+    const { store, calls } = await openRecorded();
+    await store.atomically(async () => store.threads.save(thread("warm-up")));
+    calls.splice(0);
+    expect(await store.atomically(async () => "nothing written")).toBe("nothing written");
+    expect(calls).toEqual([]);
+    // And the connection holds no transaction afterwards: the next one commits as usual.
+    await store.atomically(async () => store.threads.save(thread("t-1")));
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "t-1")).toMatchObject({ threadId: "t-1" });
+    await store.close();
+  });
+
+  test("a first statement the server refuses fails its caller and leaves the connection with no transaction open", async () => {
+    const { store, schema, stored } = await openRecorded();
+    await store.atomically(async () => store.threads.save(thread("warm-up")));
+    // The thread table gone for a moment: the server refuses the statement as it parses it.
+    await withClient((client) =>
+      client.query(`alter table "${schema}".agboss_threads rename to threads_away`),
+    );
+    await expect(store.atomically(async () => store.threads.save(thread("t-1")))).rejects.toThrow(
+      /agboss_threads/,
+    );
+    await withClient((client) =>
+      client.query(`alter table "${schema}".threads_away rename to agboss_threads`),
+    );
+    await store.atomically(async () => store.threads.save(thread("t-2")));
+    expect(await stored("t-1")).toBe(false);
+    expect(await stored("t-2")).toBe(true);
+    await store.close();
+  });
+
+  test("with preparedStatements: false the begin goes on its own, as before", async () => {
+    const { store, begins, stored } = await openRecorded(false);
+    await store.atomically(async () => store.threads.save(thread("t-1")));
+    await store.atomically(async () => store.threads.save(thread("t-2")));
+    expect(begins()).toHaveLength(2);
+    await expect(
+      store.atomically(async () => {
+        await store.threads.save(thread("t-3"));
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(await stored("t-3")).toBe(false);
+    await store.close();
+  });
+});
