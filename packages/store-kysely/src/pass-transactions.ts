@@ -57,6 +57,11 @@ export interface PassTransactionsConfig {
   readonly began: (connection: Kysely<AgbossDatabase>) => void;
   /** Called when writes under `fence` resolved and will not be committed: its later writes are refused. */
   readonly lost: (fence: Fence, error: unknown) => void;
+  /**
+   * The dialect's `commitWithNextStatement`, if it has one: sent before a closing write that is one
+   * idempotent statement, so that statement carries the transaction's COMMIT.
+   */
+  readonly commitWithNext?: CompiledQuery | undefined;
 }
 
 /** Most writes one pass transaction carries before it commits, so a long pass still commits now and then. */
@@ -228,17 +233,28 @@ export class PassTransactions {
         unit = pass.queue[0];
       }
       if (unit === undefined || pass.carried.length >= MAX_PASS_WRITES) break;
+      // A closing write that is one idempotent statement carries the COMMIT, where the dialect can.
+      const commitWith = unit.closing === "statement" ? this.#config.commitWithNext : undefined;
       let result: unknown;
       try {
+        if (commitWith !== undefined) {
+          pass.committing = true;
+          await runCompiledOn(connection, commitWith);
+        }
         result = await unit.work(connection);
       } catch (error) {
+        pass.committing = false;
         await rollback();
+        const fault = retry.faultOf(error);
+        // The COMMIT went with it: it may have landed. Being idempotent, it runs again all the same.
+        if (commitWith !== undefined && fault === StoreFault.ConnectionLost) unit.maybeCommitted = true;
         // A fault fails the transaction, not the write: it stays first in the queue and runs again.
-        if (retry.faultOf(error) !== undefined) throw error;
+        if (fault !== undefined) throw error;
         pass.queue.shift();
         unit.reject(settledError(unit, error));
         return false;
       }
+      // With the COMMIT carried, the dialect answers the one sent next without a round trip.
       if (unit.closing !== undefined) return this.#commit(connection, pass, unit, result);
       pass.queue.shift();
       this.#carry(pass, unit.work);

@@ -58,6 +58,15 @@ export interface StoreDialectCapabilities {
    */
   readonly writableCtes?: boolean | undefined;
   /**
+   * A statement the driver answers itself, with no round trip, by committing the open transaction right
+   * behind the next statement it runs, in the same round trip (Postgres: its prepared `commit` bound and
+   * run before the statement's Sync; the server skips it when the statement fails), and then answering
+   * the `commit` that follows without one. A pass transaction (see `groupCommit`: false) sends it before
+   * a closing write that is one idempotent statement. A statement run after that one, before the
+   * `commit`, runs on its own: the closing write must be the transaction's last statement.
+   */
+  readonly commitWithNextStatement?: string | undefined;
+  /**
    * Which of the driver's errors are transient, and how (see {@link StoreFault}): the store retries
    * those, with backoff, where that is safe, and every other error reaches the caller as it was thrown.
    * Without it nothing is retried.

@@ -152,6 +152,10 @@ export class WriteTransactions {
           holding: (connection, work) => this.#holding(connection, work),
           began: (connection) => this.leasesChanged(connection),
           lost: (fence, error) => this.#loseFence(fence, error),
+          commitWithNext:
+            store.capabilities.commitWithNextStatement === undefined
+              ? undefined
+              : CompiledQuery.raw(store.capabilities.commitWithNextStatement),
         });
   }
 

@@ -16,6 +16,8 @@ export const POSTGRES_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   groupCommit: false,
   // A checkpoint write, its fence check and its deletes go to the server as one statement.
   writableCtes: true,
+  // Answered by the store's pool view (`prepared-statements.ts`), which commits behind the next statement.
+  commitWithNextStatement: "-- agboss: commit with the next statement",
   // Lost connections, serialization failures, deadlocks and a full server are retried where safe.
   faultOf: postgresFaultOf,
 });

@@ -67,6 +67,7 @@ export class PostgresStore extends KyselyStore {
           pool: storeClientPool(watched.pool, {
             prepared: options.preparedStatements !== false,
             begin: POSTGRES_CAPABILITIES.beginWriteTransaction,
+            commitWithNext: POSTGRES_CAPABILITIES.commitWithNextStatement as string,
           }),
         },
         schema,

@@ -33,8 +33,8 @@ const namesByConnection = new WeakMap<object, StatementNames>();
 interface StatementNames {
   readonly byText: Map<string, string>;
   issued: number;
-  /** The names of `begin` statements the connection has prepared: a transaction can open on the way. */
-  readonly begins: Set<string>;
+  /** The names of the `begin` and `commit` statements the connection has prepared. */
+  readonly controls: Set<string>;
 }
 
 /**
@@ -55,10 +55,7 @@ interface StatementNames {
  *   run prepares it again, and the store's retry (which counts the error as transient) runs it again.
  * @internal
  */
-export function storeClientPool(
-  pool: PostgresPool,
-  options: { readonly prepared: boolean; readonly begin: string },
-): PostgresPool {
+export function storeClientPool(pool: PostgresPool, options: StoreClientOptions): PostgresPool {
   // One view per client, made the first time the client is lent: kysely keeps its own connection object
   // per client it is given, so a new view on every checkout would cost it a new one each time too.
   const views = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
@@ -78,84 +75,135 @@ export function storeClientPool(
   };
 }
 
-function storeClient(
-  client: PostgresPoolClient,
-  options: { readonly prepared: boolean; readonly begin: string },
-): PostgresPoolClient {
+/** What the view needs to know of the store's transactions (see {@link storeClientPool}). */
+export interface StoreClientOptions {
+  /** Whether the store's statements go as named prepared statements. */
+  readonly prepared: boolean;
+  /** The statement that opens the store's write transactions. */
+  readonly begin: string;
+  /** The marker a pass transaction sends before its closing statement (`commitWithNextStatement`). */
+  readonly commitWithNext: string;
+}
+
+function storeClient(client: PostgresPoolClient, options: StoreClientOptions): PostgresPoolClient {
   const target = client as unknown as { query: Query };
   const run = (config: unknown, values?: unknown): Promise<unknown> =>
     isSubmittable(config)
       ? // A cursor or a stream reads its rows itself: `pg` gives it no callback.
         (target.query.call(client, config, values) as Promise<unknown>)
       : callbackQuery(target, client, config, values);
-  let query: (text: unknown, values?: unknown) => Promise<unknown> = run;
-  let release: (() => void) | undefined;
+  let known: StatementNames | undefined;
   if (options.prepared) {
-    let names = namesByConnection.get(client);
-    if (names === undefined) {
-      names = { byText: new Map(), issued: 0, begins: new Set() };
-      namesByConnection.set(client, names);
+    known = namesByConnection.get(client);
+    if (known === undefined) {
+      known = { byText: new Map(), issued: 0, controls: new Set() };
+      namesByConnection.set(client, known);
     }
-    const known = names;
-    // The prepared `begin` of the transaction kysely has opened on this view and that has not reached
-    // the server yet: it goes with the transaction's first statement.
-    let opening: string | undefined;
-    const prepared = (text: string, values: unknown[], begin: string | undefined): Promise<unknown> => {
-      const name = nameOf(known, text);
-      const config = name === undefined ? { text, values } : { name, text, values };
-      const sent =
-        begin === undefined
-          ? run(config)
-          : callbackQuery(target, client, new StatementAfterBegin(config, begin), undefined);
-      return sent.catch((error: unknown) => {
-        if (name !== undefined && isStalePreparedStatement(error) && known.byText.get(text) === name) {
-          known.byText.delete(text);
-        }
-        throw error;
-      });
-    };
-    query = (text, values) => {
-      // kysely runs every statement as `query(text, parameters)`; what has no parameters (begin, commit)
-      // goes by the simple protocol, and is left unnamed, but for the store's own `begin`.
-      const bare = typeof text === "string" && (!Array.isArray(values) || values.length === 0);
-      const begin = opening;
-      if (begin !== undefined) {
-        opening = undefined;
-        // Nothing ran since the `begin`: there is no transaction on the server to end.
-        if (bare && (text === "commit" || text === "rollback")) return Promise.resolve(emptyResult(text));
-        if (typeof text === "string" && !bare) return prepared(text, values as unknown[], begin);
-        // Anything else (a cursor, a statement without parameters) waits for the `begin` on its own.
-        return run({ name: begin, text: options.begin, values: [] }).then(() => query(text, values));
-      }
-      if (bare && text === options.begin) {
-        const name = nameOf(known, text);
-        if (name === undefined) return run(text, values);
-        if (known.begins.has(name)) {
-          opening = name;
-          return Promise.resolve(emptyResult("begin"));
-        }
-        // The first transaction on the connection prepares its `begin`, and waits for it.
-        return run({ name, text, values: [] }).then((result) => {
-          known.begins.add(name);
-          return result;
-        });
-      }
-      if (typeof text !== "string" || bare) return run(text, values);
-      return prepared(text, values as unknown[], undefined);
-    };
-    // A connection goes back to the pool with no transaction waiting to open on it.
-    release = () => {
-      opening = undefined;
-    };
   }
+  const names = known;
+  // The prepared `begin` of the transaction kysely has opened on this view and that has not reached the
+  // server yet: it goes with the transaction's first statement.
+  let opening: string | undefined;
+  // The transaction commits right behind the next statement, in the same round trip.
+  let committing = false;
+  // A statement carried the transaction's commit: the `commit` that follows is answered here.
+  let committed = false;
+
+  /** `begin` or `commit`, named (prepared on the connection the first time) when statements are. */
+  const control = (text: string): Promise<unknown> => {
+    const name = names === undefined ? undefined : nameOf(names, text);
+    if (names === undefined || name === undefined) return run(text, []);
+    return run({ name, text, values: [] }).then((result) => {
+      names.controls.add(name);
+      return result;
+    });
+  };
+  /** The name of `text`, a `begin` or `commit`, once the connection has it prepared. */
+  const preparedControl = (text: string): string | undefined => {
+    const name = names?.byText.get(text);
+    return name !== undefined && names?.controls.has(name) === true ? name : undefined;
+  };
+  /** A statement with parameters, named where it can be, with a `begin` and a `commit` around it. */
+  const statement = (
+    text: string,
+    values: unknown[],
+    begin: string | undefined,
+    commit: string | undefined,
+  ): Promise<unknown> => {
+    const name = names === undefined ? undefined : nameOf(names, text);
+    const config = name === undefined ? { text, values } : { name, text, values };
+    const sent =
+      begin === undefined && commit === undefined
+        ? run(config)
+        : callbackQuery(target, client, new BatchedStatement(config, begin, commit), undefined);
+    return sent.catch((error: unknown) => {
+      if (name !== undefined && isStalePreparedStatement(error) && names?.byText.get(text) === name) {
+        names.byText.delete(text);
+      }
+      throw error;
+    });
+  };
+
+  const query = (text: unknown, values?: unknown): Promise<unknown> => {
+    // kysely runs every statement as `query(text, parameters)`; what has no parameters goes by the
+    // simple protocol, unnamed, but for the store's own `begin` and `commit`.
+    const bare = typeof text === "string" && (!Array.isArray(values) || values.length === 0);
+    if (bare && text === options.commitWithNext) {
+      committing = true;
+      return Promise.resolve(emptyResult("select"));
+    }
+    const ended = committed;
+    committed = false;
+    if (bare && (text === "commit" || text === "rollback")) {
+      committing = false;
+      if (opening !== undefined || (ended && text === "commit")) {
+        // Nothing ran since the `begin`, or a statement carried the commit: the server has no
+        // transaction to end.
+        opening = undefined;
+        return Promise.resolve(emptyResult(text));
+      }
+      return text === "commit" ? control(text) : run(text, values);
+    }
+    if (bare && text === options.begin && names !== undefined) {
+      const name = preparedControl(text);
+      if (name === undefined) return control(text);
+      opening = name;
+      return Promise.resolve(emptyResult("begin"));
+    }
+    const begin = opening;
+    const commit = committing;
+    opening = undefined;
+    committing = false;
+    let sent: Promise<unknown>;
+    if (typeof text === "string" && !bare) {
+      const commitName = commit ? preparedControl("commit") : undefined;
+      sent = statement(text, values as unknown[], begin, commitName);
+      if (commit && commitName === undefined)
+        sent = sent.then((result) => control("commit").then(() => result));
+    } else {
+      // A cursor, or a statement without parameters: the `begin` goes on its own first.
+      const before =
+        begin === undefined ? Promise.resolve() : run({ name: begin, text: options.begin, values: [] });
+      sent = before.then(() => run(text, values));
+      if (commit) sent = sent.then((result) => control("commit").then(() => result));
+    }
+    if (!commit) return sent;
+    return sent.then((result) => {
+      committed = true;
+      return result;
+    });
+  };
+
   return new Proxy(client, {
     get(object, property) {
       if (property === "query") return query;
       const value = Reflect.get(object, property, object);
-      if (property === "release" && release !== undefined && typeof value === "function") {
-        const forget = release;
+      if (property === "release" && typeof value === "function") {
         return (...args: unknown[]) => {
-          forget();
+          // Back to the pool with nothing waiting to open or commit on the connection.
+          opening = undefined;
+          committing = false;
+          committed = false;
           return Reflect.apply(value, object, args);
         };
       }
@@ -169,13 +217,14 @@ function emptyResult(command: string): { command: string; rowCount: null; rows: 
   return { command: command.toUpperCase(), rowCount: null, rows: [], fields: [] };
 }
 
-/** The parts of `pg`'s connection that {@link StatementAfterBegin} writes to. */
+/** The parts of `pg`'s connection that {@link BatchedStatement} writes to. */
 interface ProtocolWriter {
   bind(config: { readonly statement: string }): void;
-  execute(config: Record<string, never>): void;
+  execute(config: object): void;
+  sync(): void;
 }
 
-/** The methods of `pg`'s `Query` that {@link StatementAfterBegin} extends (not in `pg`'s type declarations). */
+/** The methods of `pg`'s `Query` that {@link BatchedStatement} extends (not in `pg`'s type declarations). */
 interface ExtendedQuery {
   prepare(connection: ProtocolWriter): void;
   handleCommandComplete(message: unknown, connection: ProtocolWriter): void;
@@ -184,33 +233,63 @@ interface ExtendedQuery {
 const PgQuery = pg.Query as unknown as new (config: object) => ExtendedQuery;
 
 /**
- * A transaction's first statement, with the transaction's prepared `begin` bound and run in front of it
- * in the same batch of messages, before one Sync: the transaction costs no round trip of its own. The
- * server runs them in order; had the `begin` failed, it would skip the statement too, so nothing runs
- * outside the transaction, and the statement's caller gets the error.
+ * A statement sent with its transaction's prepared `begin` bound and run in front of it, or its
+ * prepared `commit` behind it, or both, in one batch of messages before one Sync: the `begin` and the
+ * `commit` cost no round trip of their own. The server runs them in order and, once one fails, skips
+ * the rest up to the Sync: a statement never runs outside its transaction, and a transaction whose
+ * statement failed is not committed. The caller gets the first error, or the statement's result.
  */
-class StatementAfterBegin extends PgQuery {
-  readonly #begin: string;
-  #begun = false;
+class BatchedStatement extends PgQuery {
+  readonly #begin: string | undefined;
+  readonly #commit: string | undefined;
+  /** How many commands completed so far: the `begin`, the statement, the `commit`. */
+  #completed = 0;
 
-  constructor(config: object, begin: string) {
+  constructor(config: object, begin: string | undefined, commit: string | undefined) {
     super(config);
     this.#begin = begin;
+    this.#commit = commit;
   }
 
   override prepare(connection: ProtocolWriter): void {
-    connection.bind({ statement: this.#begin });
-    connection.execute({});
-    super.prepare(connection);
+    const begin = this.#begin;
+    const commit = this.#commit;
+    if (begin !== undefined) {
+      connection.bind({ statement: begin });
+      connection.execute({});
+    }
+    if (commit === undefined) {
+      super.prepare(connection);
+      return;
+    }
+    // `pg` ends the statement's messages with its Sync: the `commit` goes just before it, once the
+    // statement's Execute is written (a statement whose parameters could not be bound has none).
+    let executed = false;
+    const writer: ProtocolWriter = Object.create(connection, {
+      execute: {
+        value: (config: object) => {
+          executed = true;
+          connection.execute(config);
+        },
+      },
+      sync: {
+        value: () => {
+          if (executed) {
+            connection.bind({ statement: commit });
+            connection.execute({});
+          }
+          connection.sync();
+        },
+      },
+    });
+    super.prepare(writer);
   }
 
   override handleCommandComplete(message: unknown, connection: ProtocolWriter): void {
-    // The first command to complete is the `begin`: not one of the statement's results.
-    if (!this.#begun) {
-      this.#begun = true;
-      return;
-    }
-    super.handleCommandComplete(message, connection);
+    const index = this.#completed;
+    this.#completed += 1;
+    // Only the statement's own completion is one of its results.
+    if (index === (this.#begin === undefined ? 0 : 1)) super.handleCommandComplete(message, connection);
   }
 }
 

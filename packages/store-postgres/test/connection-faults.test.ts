@@ -552,6 +552,28 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     expect((error as Error).message).toMatch(/outcome is unknown/);
   });
 
+  test("a connection lost while a closing statement and the COMMIT it carries are in flight: both run again, and the caller sees nothing", async () => {
+    const { store, schema, application, logs } = await openStore();
+    const fence = await lease(store, "acme/pass");
+    const asked = await store.pauses.findOrCreate(pause({ threadId: "t-carried" }), fence);
+    // A first pass, so the connection has its begin and commit prepared and the next one carries its commit.
+    await store.checkpointer.put(checkpointConfig("t-carried", fence), checkpoint({ step: 1 }), META, {
+      step: 1,
+    });
+    await store.pauses.markSent("acme", asked.pauseId, fence);
+    const release = await holdCommits(schema, "agboss_checkpoints");
+    const saved = checkpoint({ step: 2 });
+    await store.checkpointer.put(checkpointConfig("t-carried", fence), saved, META, { step: 2 });
+    const marking = store.pauses.markSent("acme", asked.pauseId, fence);
+    await waitFor(() => committing(application), "the carried COMMIT to wait");
+    expect(await terminate(application)).toBeGreaterThan(0);
+    await release();
+    expect((await marking)?.isSent).toBe(true);
+    const tuple = await store.checkpointer.getTuple(checkpointConfig("t-carried", undefined, saved.id));
+    expect(tuple?.checkpoint.id).toBe(saved.id);
+    expect(lostConnections(logs).length).toBeGreaterThan(0);
+  });
+
   test("the lease taken before they could run again: they are gone, and the holder's later writes are refused as not committed", async () => {
     const { store, schema, application } = await openStore({ retry: { baseDelayMs: 400, maxDelayMs: 400 } });
     const other = await PostgresStore.open({ connectionString: TEST_URL, schema, appName: "pass-other" });

@@ -1,6 +1,8 @@
+import type { Fence } from "@agboss/core/store";
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import { PostgresStore } from "../src/index.js";
+import { checkpoint, checkpointConfig, META, pause } from "./fixtures.js";
 import { dropSchema, TEST_URL, uniqueSchema, withClient } from "./postgres-server.js";
 
 const schemas: string[] = [];
@@ -276,6 +278,94 @@ describe("a transaction's begin goes with its first statement", () => {
       }),
     ).rejects.toThrow("rolled back");
     expect(await stored("t-3")).toBe(false);
+    await store.close();
+  });
+});
+
+describe("a pass transaction's closing statement carries its commit", () => {
+  /** A store on one connection whose calls are noted by their first word, and a lease on it. */
+  async function openPass(preparedStatements?: boolean) {
+    const calls: string[] = [];
+    class RecordingClient extends pg.Client {
+      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
+      override query(config: any, values?: any, callback?: any): any {
+        const text = typeof config === "string" ? config : String(config?.text ?? "");
+        calls.push(text.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? "");
+        return super.query(config, values, callback);
+      }
+    }
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1, Client: RecordingClient });
+    pools.push(pool);
+    const schema = uniqueSchema();
+    schemas.push(schema);
+    const store = await PostgresStore.open({
+      pool,
+      schema,
+      ...(preparedStatements === undefined ? {} : { preparedStatements }),
+    });
+    const fence = (await store.leases.acquire({
+      key: "acme/pass",
+      holder: "a",
+      now: Date.now(),
+      ttlMs: 60_000,
+    })) as Fence;
+    const asked = await store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence);
+    /** A pass: a checkpoint under the fence, then marking the pause sent, which closes it. */
+    const pass = async (step: number) => {
+      await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step }), META, { step });
+      await store.pauses.markSent("acme", asked.pauseId, fence);
+    };
+    const stored = async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `select count(*)::int as n from "${schema}".agboss_checkpoints where thread_id = 't-pass'`,
+      );
+      return rows[0]?.n ?? 0;
+    };
+    return { store, fence, asked, calls, pass, stored, pool, schema };
+  }
+
+  test("once the connection has begin and commit prepared, a pass is its statements and nothing else", async () => {
+    const { store, calls, pass, stored, pool, asked } = await openPass();
+    // The first pass on the connection prepares its begin and commit on the way.
+    await pass(1);
+    calls.splice(0);
+    await pass(2);
+    expect(calls).toEqual(["with", "with"]);
+    // What the pass wrote is committed: the connection holds no open transaction that wrote.
+    expect(await stored()).toBe(2);
+    const { rows } = await pool.query<{ xid: string | null }>("select txid_current_if_assigned() as xid");
+    expect(rows[0]?.xid).toBeNull();
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId))?.isSent).toBe(true);
+    await store.close();
+  });
+
+  test("the commit is really sent: another connection sees the pass's writes as soon as its closing write resolves", async () => {
+    const { store, pass, schema } = await openPass();
+    await pass(1);
+    await pass(2);
+    const seen = await withClient(async (client) => {
+      const { rows } = await client.query<{ n: number }>(
+        `select count(*)::int as n from "${schema}".agboss_checkpoints where thread_id = 't-pass'`,
+      );
+      return rows[0]?.n;
+    });
+    expect(seen).toBe(2);
+    await store.close();
+  });
+
+  test("with preparedStatements: false, the commit goes on its own after the closing write", async () => {
+    const { store, calls, pass, schema } = await openPass(false);
+    await pass(1);
+    calls.splice(0);
+    await pass(2);
+    expect(calls).toEqual(["begin", "with", "with", "commit"]);
+    const seen = await withClient(async (client) => {
+      const { rows } = await client.query<{ n: number }>(
+        `select count(*)::int as n from "${schema}".agboss_checkpoints where thread_id = 't-pass'`,
+      );
+      return rows[0]?.n;
+    });
+    expect(seen).toBe(2);
     await store.close();
   });
 });
