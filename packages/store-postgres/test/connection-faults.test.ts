@@ -457,9 +457,11 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     await store.checkpointer.put(checkpointConfig("t-pass", fence), first, META, { step: 1 });
     await store.checkpointer.put(checkpointConfig("t-pass", fence), second, META, { step: 1 });
     await store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence);
-    // One transaction: the two checkpoints, then the pause (read back from its insert), whose fence
-    // check the checkpoint statements made already (their lock on the lease row holds until COMMIT).
-    expect(seen).toEqual(["begin", "with", "with", "insert", "commit"]);
+    // One transaction: the two checkpoints, then the pause, one statement that checks the fence too and
+    // answers the pause it stored, and carries the commit if the connection has it prepared already
+    // (see prepared-statements.test.ts). The connection's first store transaction: its begin goes alone.
+    expect(seen.filter((word) => word !== "commit")).toEqual(["begin", "with", "with", "with"]);
+    expect(seen.slice(4)).toEqual(seen.length > 4 ? ["commit"] : []);
     const { rows } = await admin.query(
       `select checkpoint_id from ${pg.escapeIdentifier(schema)}.agboss_checkpoints where thread_id = 't-pass'`,
     );

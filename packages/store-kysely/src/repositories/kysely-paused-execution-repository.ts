@@ -10,7 +10,7 @@ import type {
 } from "@agboss/core/store";
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
-import { FENCED, type FenceArgs, fenceArgs, withFence } from "../fenced-statement.js";
+import { FENCED, type FenceArgs, fenceArgs, typed, withFence } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis, toNumber, toOptionalMillis } from "../schema/columns.js";
@@ -52,6 +52,8 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   readonly #fence: FenceCheck;
   /** Inserts a pause unless one has its idempotency key; where the dialect has `returning`, answers the row it wrote. */
   readonly #insert: PreparedQuery<ReturnType<typeof toRow>, Selectable<PauseTable>>;
+  /** The same under a fence as one statement (dialects with `writableCtes`), answering the stored pause. */
+  readonly #fencedInsert: PreparedQuery<ReturnType<typeof toRow> & FenceArgs, FencedUpdateRow> | undefined;
   readonly #byIdempotencyKey: PreparedQuery<{ tenantId: string; key: string }, Selectable<PauseTable>>;
   readonly #byPauseId: PreparedQuery<{ tenantId: string; pauseId: string }, Selectable<PauseTable>>;
   readonly #resolvedBefore: PreparedQuery<
@@ -74,6 +76,46 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing());
       return store.capabilities.supportsReturning ? insert.returningAll() : insert;
     });
+    this.#fencedInsert = store.capabilities.writableCtes
+      ? new PreparedQuery((slot) =>
+          withFence(store, true, slot)
+            .with("inserted", (qb) =>
+              qb
+                .insertInto("agboss_pauses")
+                .columns(PAUSE_COLUMNS)
+                .expression(
+                  qb
+                    .selectNoFrom(
+                      PAUSE_COLUMNS.map((column) =>
+                        typed(slot(column), PAUSE_COLUMN_TYPES[column]).as(column),
+                      ),
+                    )
+                    .where(FENCED),
+                )
+                .onConflict((oc) => oc.columns(["tenant_id", "idempotency_key"]).doNothing())
+                .returningAll(),
+            )
+            // The pause written, or the one stored with its key (the statement's snapshot does not hold
+            // the row it inserts, so the two never both answer).
+            .with("stored", (qb) =>
+              qb
+                .selectFrom("inserted")
+                .selectAll()
+                .unionAll(
+                  qb
+                    .selectFrom("agboss_pauses")
+                    .selectAll()
+                    .where("tenant_id", "=", slot("tenant_id"))
+                    .where("idempotency_key", "=", slot("idempotency_key"))
+                    .where(sql<boolean>`not exists (select 1 from inserted)`),
+                ),
+            )
+            .selectFrom(sql<{ fenced: boolean }>`(select ${FENCED} as fenced)`.as("f"))
+            .leftJoin("stored", (join) => join.onTrue())
+            .selectAll("stored")
+            .select(sql<boolean>`f.fenced`.as("fenced")),
+        )
+      : undefined;
     this.#byIdempotencyKey = new PreparedQuery((slot) =>
       db
         .selectFrom("agboss_pauses")
@@ -105,6 +147,25 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
 
   findOrCreate(record: PauseRecord, fence?: Fence): Promise<PauseRecord> {
     const row = toRow(record);
+    const fencedInsert = this.#fencedInsert;
+    if (fence !== undefined && fencedInsert !== undefined) {
+      // One idempotent statement (it keeps the pause stored with the key): after a pass's checkpoint
+      // writes it closes their transaction and carries its commit where the dialect can.
+      return inWriteStatement(
+        this.#store,
+        async (db) => {
+          // Asked on every run: a pass of this fence may have been lost while the write waited or failed.
+          this.#store.transactions?.refuseAfterLostCommit(fence);
+          const noted = this.#store.transactions?.fenceChecked(db, fence);
+          const stored = await fencedInsert.first(db, { ...row, ...fenceArgs(fence) });
+          if (stored?.fenced !== true) throw new LeaseLostError(fence);
+          if (typeof noted === "function") noted();
+          if (stored.pause_id === null) throw new Error(`The pause "${record.pauseId}" was not stored.`);
+          return toPause(stored as Selectable<PauseTable>);
+        },
+        fence,
+      );
+    }
     return inWriteTransaction(
       this.#store,
       async (trx) => {
@@ -619,6 +680,33 @@ const PAUSE_COLUMNS = [
   "deadline_reminders",
   "expires_at",
 ] as const satisfies readonly (keyof PauseTable)[];
+
+/** Each pause column's SQL type, for a statement whose parameters nothing else types. */
+const PAUSE_COLUMN_TYPES: Record<(typeof PAUSE_COLUMNS)[number], "text" | "integer" | "bigint"> = {
+  tenant_id: "text",
+  pause_id: "text",
+  idempotency_key: "text",
+  thread_id: "text",
+  root_execution_id: "text",
+  execution_id: "text",
+  owner_id: "text",
+  status: "text",
+  resolution: "text",
+  is_sent: "integer",
+  channel: "text",
+  answered_by: "text",
+  agent: "text",
+  ask: "text",
+  step: "text",
+  answer: "text",
+  asked_at: "bigint",
+  resolved_at: "bigint",
+  channel_ref: "text",
+  tool_result: "text",
+  next_deadline_at: "bigint",
+  deadline_reminders: "integer",
+  expires_at: "bigint",
+};
 
 function toRow(record: PauseRecord) {
   return {

@@ -51,6 +51,26 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     ).toBeDefined();
   });
 
+  test("fencing: findOrCreate under the current fence stores the whole record (ref, deadline, expiry) and, asked again by its key, returns the first one", async () => {
+    const key = uid("tree");
+    const lease = (await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL }))!;
+    const first = pauseRecord({
+      channelRef: { channel: "C024BE91L", ts: "1700000000.000100" },
+      deadline: { at: 90_000, reminders: 2 },
+      expiresAt: 120_000,
+      ask: json({ tool: "refund", args: { amount: 120, note: 'l\'été \u00e9 "quoted"' } }),
+    });
+    expect(await store().pauses.findOrCreate(first, lease)).toEqual(first);
+    const again = await store().pauses.findOrCreate(
+      { ...first, pauseId: uid("pause"), askedAt: 9_000 },
+      lease,
+    );
+    expect(again).toEqual(first);
+    expect(
+      await store().pauses.list({ tenantId: first.tenantId, rootExecutionId: first.rootExecutionId }),
+    ).toEqual([first]);
+  });
+
   test("fencing: under the current fence markSent, saveToolResult, take and cancel do what they do unfenced (the ref kept, only a Pending pause marked, the first result kept, each change once)", async () => {
     const key = uid("tree");
     const lease = (await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL }))!;
