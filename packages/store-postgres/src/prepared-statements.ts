@@ -53,6 +53,16 @@ interface StatementNames {
  *   that changes a table under a prepared `select *` makes the server refuse the statement once
  *   ({@link isStalePreparedStatement}): the text then gets a new name on that connection, so its next
  *   run prepares it again, and the store's retry (which counts the error as transient) runs it again.
+ *   A connection whose prepared statements were dropped under it (`DISCARD ALL`, `DEALLOCATE ALL`)
+ *   refuses the next one that was named there (SQLSTATE `26000`): its names are then all forgotten, and
+ *   given again, fresh, as the statements run next.
+ * - With `prepared`, on `pg`'s own client, a transaction's `begin` and `commit` cost no round trip of
+ *   their own once the connection has them prepared (its first transaction prepares them): the `begin`
+ *   is bound and run in the same batch of messages as the transaction's first statement with
+ *   parameters, and the `commit` that a pass transaction asks for with `commitWithNext` in the batch of
+ *   its closing statement (see {@link BatchedStatement}); a transaction that ends before its first
+ *   statement sends neither. The store runs one statement at a time on a connection, which this relies
+ *   on: a statement is sent only once the one before it has answered.
  * @internal
  */
 export function storeClientPool(pool: PostgresPool, options: StoreClientOptions): PostgresPool {
@@ -101,6 +111,12 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     }
   }
   const names = known;
+  // Batches go only to `pg`'s own client, whose internals `BatchedStatement` builds on (not to the
+  // native client, nor to a client of another copy of `pg`).
+  const batches =
+    client instanceof pg.Client &&
+    typeof (client as { connection?: { parsedStatements?: unknown } }).connection?.parsedStatements ===
+      "object";
   // The prepared `begin` of the transaction kysely has opened on this view and that has not reached the
   // server yet: it goes with the transaction's first statement.
   let opening: string | undefined;
@@ -109,6 +125,14 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
   // A statement carried the transaction's commit: the `commit` that follows is answered here.
   let committed = false;
 
+  /** Forgets every name of the connection when the server says one of its statements is gone. */
+  const forgetIfGone = (error: unknown): never => {
+    if (names !== undefined && (error as { code?: unknown } | null)?.code === "26000") {
+      names.byText.clear();
+      names.controls.clear();
+    }
+    throw error;
+  };
   /** `begin` or `commit`, named (prepared on the connection the first time) when statements are. */
   const control = (text: string): Promise<unknown> => {
     const name = names === undefined ? undefined : nameOf(names, text);
@@ -116,11 +140,11 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     return run({ name, text, values: [] }).then((result) => {
       names.controls.add(name);
       return result;
-    });
+    }, forgetIfGone);
   };
-  /** The name of `text`, a `begin` or `commit`, once the connection has it prepared. */
+  /** The name of `text`, a `begin` or `commit`, once the connection has it prepared and takes batches. */
   const preparedControl = (text: string): string | undefined => {
-    const name = names?.byText.get(text);
+    const name = batches ? names?.byText.get(text) : undefined;
     return name !== undefined && names?.controls.has(name) === true ? name : undefined;
   };
   /** A statement with parameters, named where it can be, with a `begin` and a `commit` around it. */
@@ -140,7 +164,7 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       if (name !== undefined && isStalePreparedStatement(error) && names?.byText.get(text) === name) {
         names.byText.delete(text);
       }
-      throw error;
+      return forgetIfGone(error);
     });
   };
 

@@ -1,7 +1,8 @@
 import type { Fence } from "@agboss/core/store";
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
-import { PostgresStore } from "../src/index.js";
+import { POSTGRES_CAPABILITIES, PostgresStore } from "../src/index.js";
+import { storeClientPool } from "../src/prepared-statements.js";
 import { checkpoint, checkpointConfig, META, pause } from "./fixtures.js";
 import { dropSchema, TEST_URL, uniqueSchema, withClient } from "./postgres-server.js";
 
@@ -367,5 +368,136 @@ describe("a pass transaction's closing statement carries its commit", () => {
     });
     expect(seen).toBe(2);
     await store.close();
+  });
+});
+
+describe("the pool view's batches, one connection", () => {
+  const BEGIN = POSTGRES_CAPABILITIES.beginWriteTransaction;
+  const CARRY = POSTGRES_CAPABILITIES.commitWithNextStatement as string;
+  type Row = { id: number; note: string };
+
+  /** The store's view of a pool of one connection, and a table of its own to write to. */
+  async function openView() {
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1 });
+    pools.push(pool);
+    const schema = uniqueSchema();
+    schemas.push(schema);
+    const table = `"${schema}".notes`;
+    await withClient(async (client) => {
+      await client.query(`create schema "${schema}"`);
+      await client.query(`create table ${table} (id int primary key, note text not null)`);
+    });
+    const view = storeClientPool(pool as never, { prepared: true, begin: BEGIN, commitWithNext: CARRY });
+    const connect = async () =>
+      (await view.connect()) as unknown as {
+        query(text: string, values: unknown[]): Promise<pg.QueryResult<Row>>;
+        release(): void;
+      };
+    const insert = `insert into ${table} (id, note) values ($1, $2) returning id, note`;
+    /** Whether another connection sees the row: it was committed, or written outside a transaction. */
+    const seen = async (id: number) =>
+      withClient(async (client) => {
+        const { rows } = await client.query<{ n: number }>(
+          `select count(*)::int as n from ${table} where id = $1`,
+          [id],
+        );
+        return rows[0]?.n === 1;
+      });
+    /** One transaction through the view, so the connection has its begin and commit prepared. */
+    const warm = async (id: number) => {
+      const client = await connect();
+      await client.query(BEGIN, []);
+      await client.query(insert, [id, "warm"]);
+      await client.query("commit", []);
+      client.release();
+    };
+    return { pool, connect, insert, seen, warm, table };
+  }
+
+  test("the first statement of a transaction answers with its own result, not the begin's", async () => {
+    const { connect, insert, seen, warm } = await openView();
+    await warm(1);
+    const client = await connect();
+    expect(await client.query(BEGIN, [])).toMatchObject({ command: "BEGIN" });
+    const result = await client.query(insert, [2, "second"]);
+    expect(result.command).toBe("INSERT");
+    expect(result.rowCount).toBe(1);
+    expect(result.rows).toEqual([{ id: 2, note: "second" }]);
+    expect(await seen(2)).toBe(false);
+    await client.query("commit", []);
+    client.release();
+    expect(await seen(2)).toBe(true);
+  });
+
+  test("a begin not yet sent when its connection goes back to the pool does not open a transaction for the next borrower", async () => {
+    const { connect, insert, seen, warm } = await openView();
+    await warm(1);
+    const first = await connect();
+    await first.query(BEGIN, []);
+    first.release();
+    const next = await connect();
+    await next.query(insert, [2, "autocommit"]);
+    // No transaction around it: another connection sees it at once.
+    expect(await seen(2)).toBe(true);
+    next.release();
+  });
+
+  test("a first statement without parameters waits for its begin, sent on its own, and runs inside the transaction", async () => {
+    const { connect, seen, warm, table } = await openView();
+    await warm(1);
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(`insert into ${table} (id, note) values (3, 'no parameters')`, []);
+    expect(await seen(3)).toBe(false);
+    await client.query("rollback", []);
+    expect(await seen(3)).toBe(false);
+    client.release();
+  });
+
+  test("a closing statement carries the commit: the transaction is committed when it answers, and the commit after it is answered locally", async () => {
+    const { connect, insert, seen, warm } = await openView();
+    await warm(1);
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(insert, [2, "carried"]);
+    await client.query(CARRY, []);
+    expect((await client.query(insert, [3, "closing"])).rows).toEqual([{ id: 3, note: "closing" }]);
+    expect(await seen(2)).toBe(true);
+    expect(await seen(3)).toBe(true);
+    expect(await client.query("commit", [])).toMatchObject({ command: "COMMIT" });
+    client.release();
+  });
+
+  test("a closing statement the server refuses is not committed, nor is anything before it", async () => {
+    const { connect, insert, seen, warm } = await openView();
+    await warm(1);
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(insert, [2, "before"]);
+    await client.query(CARRY, []);
+    // The same key again: the insert fails, and the commit behind it is skipped.
+    await expect(client.query(insert, [2, "again"])).rejects.toMatchObject({ code: "23505" });
+    await client.query("rollback", []);
+    expect(await seen(2)).toBe(false);
+    client.release();
+  });
+
+  test("prepared statements dropped under the connection: the transaction that meets it runs nothing, and the next prepares them again", async () => {
+    const { pool, connect, insert, seen, warm } = await openView();
+    await warm(1);
+    // What an application's `DISCARD ALL` on the same connection does.
+    const raw = await pool.connect();
+    await raw.query("deallocate all");
+    raw.release();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await expect(client.query(insert, [2, "refused"])).rejects.toMatchObject({ code: "26000" });
+    await client.query("rollback", []);
+    expect(await seen(2)).toBe(false);
+    await client.query(BEGIN, []);
+    await client.query(insert, [3, "prepared again"]);
+    await client.query("commit", []);
+    expect(await seen(3)).toBe(true);
+    client.release();
   });
 });
