@@ -15,6 +15,7 @@ import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { ExecutionRecord } from "../records/execution-record.js";
 import { ExecutionStatus } from "../records/execution-status.js";
+import type { PauseEntry } from "../records/pause-entry.js";
 import { tellFollowersFailed, tellFollowersRested } from "../services/followers.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { frameAttributes } from "../services/tracing.js";
@@ -179,7 +180,7 @@ export class TreeMover {
     for (let look = 1; ; look += 1) {
       if (ran.finished !== undefined) return this.#complete(pass, ran.finished);
       if (ran.rest !== undefined && ran.rest.waiting.length > 0) {
-        return this.#restPaused(pass, ran.rest.values, ran.rest.waiting);
+        return this.#restPaused(pass, ran.rest.values, ran.rest.waiting, ran.rest.audit);
       }
       const snapshot = ran.snapshot ?? (await pass.graph.getState(configOf(pass)));
       const waiting =
@@ -258,11 +259,19 @@ export class TreeMover {
         if (kept !== undefined) forgetKeptRead(this.#services.store.checkpointer, kept);
       }
       if (out.__interrupt__ === undefined) return { finished: out, moved };
-      // Before resting, take the pauses resolved while this pass ran (the drain).
-      const drained = pass.holdsLaunch ? undefined : await this.#drain(pass, out.__interrupt__);
+      // Before resting, take the pauses resolved while this pass ran (the drain). The audit trail the
+      // record rests with is read alongside, not after it: on a pool the two reads overlap.
+      if (pass.holdsLaunch) {
+        command = CONTINUE;
+        continue;
+      }
+      const audit = this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId);
+      // Not read when the pass goes on instead; whoever waits for it still sees how it failed.
+      audit.catch(() => undefined);
+      const drained = await this.#drain(pass, out.__interrupt__);
       if (drained === undefined) command = CONTINUE;
       else if (drained.resume !== undefined) command = drained.resume;
-      else return { rest: { values: out, waiting: drained.waiting }, moved };
+      else return { rest: { values: out, waiting: drained.waiting, audit }, moved };
     }
   }
 
@@ -304,13 +313,14 @@ export class TreeMover {
     pass: Pass,
     values: FlowStateValue,
     waiting: readonly PauseRecord[],
+    audit?: Promise<PauseEntry[]>,
   ): Promise<ExecutionOutput> {
     const { tree, frame } = pass;
     const pending = waiting.map((p) => pendingOf(this.#services.assembled, p));
     const record = this.#recorder.build(tree, {
       status: ExecutionStatus.Paused,
       state: values,
-      pauses: await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId),
+      pauses: await (audit ?? this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId)),
     });
     await pass.saveLast(record);
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
@@ -534,7 +544,12 @@ type Snapshot = Awaited<ReturnType<CompiledFlow["getState"]>>;
  */
 interface Advanced {
   readonly finished?: FlowStateValue;
-  readonly rest?: { readonly values: FlowStateValue; readonly waiting: readonly PauseRecord[] };
+  readonly rest?: {
+    readonly values: FlowStateValue;
+    readonly waiting: readonly PauseRecord[];
+    /** The tree's audit trail, read while the pending pauses were. */
+    readonly audit: Promise<PauseEntry[]>;
+  };
   readonly snapshot?: Snapshot;
   readonly moved: boolean;
 }
