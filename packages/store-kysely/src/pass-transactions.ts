@@ -247,7 +247,9 @@ export class PassTransactions {
         await rollback();
         const fault = retry.faultOf(error);
         // The COMMIT went with it: it may have landed. Being idempotent, it runs again all the same.
-        if (commitWith !== undefined && fault === StoreFault.ConnectionLost) unit.maybeCommitted = true;
+        if (commitWith !== undefined && fault === StoreFault.ConnectionLost && commitInFlight(error)) {
+          unit.maybeCommitted = true;
+        }
         // A fault fails the transaction, not the write: it stays first in the queue and runs again.
         if (fault !== undefined) throw error;
         pass.queue.shift();
@@ -319,6 +321,17 @@ export class PassTransactions {
     for (const unit of pass.queue.splice(0)) unit.reject(settledError(unit, error));
   }
 }
+
+/** Whether the driver marked `error` as met with the transaction's `commit` on its way (`commitWithNextStatement`). */
+function commitInFlight(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    (error as { [COMMIT_IN_FLIGHT]?: unknown })[COMMIT_IN_FLIGHT] === true
+  );
+}
+
+const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
 
 /** What `unit` fails with: `error`, or "the outcome is unknown" once a COMMIT carrying it was lost. */
 function settledError(unit: PassUnit, error: unknown): unknown {

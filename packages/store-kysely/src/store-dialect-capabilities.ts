@@ -63,7 +63,9 @@ export interface StoreDialectCapabilities {
    * run before the statement's Sync; the server skips it when the statement fails), and then answering
    * the `commit` that follows without one. A pass transaction (see `groupCommit`: false) sends it before
    * a closing write that is one idempotent statement. A statement run after that one, before the
-   * `commit`, runs on its own: the closing write must be the transaction's last statement.
+   * `commit`, runs on its own (a read the write makes after it, say). When the statement fails after the
+   * `commit` was sent, the driver sets `Symbol.for("agboss.commit-in-flight")` to true on its error: a
+   * lost connection then leaves the outcome unknown.
    */
   readonly commitWithNextStatement?: string | undefined;
   /**

@@ -49,6 +49,9 @@ export function postgresFaultOf(error: unknown): StoreFault | undefined {
     if (CONTENTION_CODES.has(code)) return StoreFault.Contention;
     // A prepared statement a migration made stale: refused before it ran, and renamed for the next run.
     if (isStalePreparedStatement(error)) return StoreFault.Contention;
+    // A prepared statement dropped under the store (`DISCARD ALL`): refused before it ran (and, in a
+    // batch, everything after it), and every name of the connection given afresh for the next run.
+    if (code === "26000") return StoreFault.Contention;
     return undefined;
   }
   const message = (error as { message?: unknown }).message;

@@ -176,9 +176,9 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       committing = true;
       return Promise.resolve(emptyResult("select"));
     }
-    const ended = committed;
-    committed = false;
     if (bare && (text === "commit" || text === "rollback")) {
+      const ended = committed;
+      committed = false;
       committing = false;
       if (opening !== undefined || (ended && text === "commit")) {
         // Nothing ran since the `begin`, or a statement carried the commit: the server has no
@@ -188,6 +188,7 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       }
       return text === "commit" ? control(text) : run(text, values);
     }
+    if (bare && text === options.begin) committed = false;
     if (bare && text === options.begin && names !== undefined) {
       const name = preparedControl(text);
       if (name === undefined) return control(text);
@@ -198,20 +199,28 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     const commit = committing;
     opening = undefined;
     committing = false;
+    // The `commit` a statement carries, or sends right after it where it cannot go in its batch.
+    const commitAfter = (result: unknown) =>
+      control("commit").then(
+        () => result,
+        (error: unknown) => inFlight(error),
+      );
     let sent: Promise<unknown>;
     if (typeof text === "string" && !bare) {
       const commitName = commit ? preparedControl("commit") : undefined;
       sent = statement(text, values as unknown[], begin, commitName);
-      if (commit && commitName === undefined)
-        sent = sent.then((result) => control("commit").then(() => result));
+      if (commitName !== undefined) sent = sent.catch(inFlight);
+      else if (commit) sent = sent.then(commitAfter);
     } else {
       // A cursor, or a statement without parameters: the `begin` goes on its own first.
       const before =
         begin === undefined ? Promise.resolve() : run({ name: begin, text: options.begin, values: [] });
       sent = before.then(() => run(text, values));
-      if (commit) sent = sent.then((result) => control("commit").then(() => result));
+      if (commit) sent = sent.then(commitAfter);
     }
     if (!commit) return sent;
+    // Until the transaction's own `commit` or `rollback`, what runs here runs on its own: the
+    // transaction is committed.
     return sent.then((result) => {
       committed = true;
       return result;
@@ -234,6 +243,20 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       return typeof value === "function" ? value.bind(object) : value;
     },
   });
+}
+
+/**
+ * Set on the error of a statement that carried its transaction's `commit` (`commitWithNext`): the
+ * `commit` was sent with it, or right after it, so a lost connection leaves the outcome unknown.
+ */
+const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
+
+/** Marks `error`, met with a transaction's `commit` on its way, as such (see {@link COMMIT_IN_FLIGHT}). */
+function inFlight(error: unknown): never {
+  if (typeof error === "object" && error !== null) {
+    Object.defineProperty(error, COMMIT_IN_FLIGHT, { value: true, configurable: true });
+  }
+  throw error;
 }
 
 /** What `pg` gives for a statement that returns no rows, for a `begin` or an end not sent to the server. */

@@ -576,6 +576,34 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     expect(lostConnections(logs).length).toBeGreaterThan(0);
   });
 
+  test("a fenced pause whose key another writer commits while the insert waits for it: the other's pause comes back, not an error", async () => {
+    const { store, schema, application } = await openStore();
+    const other = await PostgresStore.open({ connectionString: TEST_URL, schema, appName: "pause-other" });
+    cleanups.push(() => other.close());
+    const fence = await lease(store, "acme/pass");
+    const theirs = pause({ threadId: "t-key" });
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    // The other writer's pause with the same key, its transaction left open.
+    let inserted!: () => void;
+    const written = new Promise<void>((resolve) => {
+      inserted = resolve;
+    });
+    const writing = other.atomically(async () => {
+      await other.pauses.findOrCreate(theirs);
+      inserted();
+      await held;
+    });
+    await written;
+    const mine = store.pauses.findOrCreate({ ...theirs, pauseId: "pause-mine", askedAt: 9_000 }, fence);
+    await waitFor(async () => nonEmpty(await waiting(application)), "the insert to wait for the other's");
+    commit();
+    await writing;
+    expect(await mine).toEqual(theirs);
+  });
+
   test("the lease taken before they could run again: they are gone, and the holder's later writes are refused as not committed", async () => {
     const { store, schema, application } = await openStore({ retry: { baseDelayMs: 400, maxDelayMs: 400 } });
     const other = await PostgresStore.open({ connectionString: TEST_URL, schema, appName: "pass-other" });
@@ -636,8 +664,8 @@ describe("postgresFaultOf", () => {
     );
   });
 
-  test("work the server undid: serialization failures, deadlocks, a full server", () => {
-    for (const code of ["40001", "40P01", "53300"])
+  test("work the server undid: serialization failures, deadlocks, a full server, a prepared statement dropped under the store", () => {
+    for (const code of ["40001", "40P01", "53300", "26000"])
       expect(postgresFaultOf(coded(code)), code).toBe("contention");
   });
 

@@ -340,6 +340,20 @@ describe("a pass transaction's closing statement carries its commit", () => {
     await store.close();
   });
 
+  test("asking a pause closes a pass the same way: the fenced pause is one statement that carries the commit", async () => {
+    const { store, fence, calls, pass, stored } = await openPass();
+    await pass(1);
+    calls.splice(0);
+    await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 2 }), META, {
+      step: 2,
+    });
+    const asked = await store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence);
+    expect(calls).toEqual(["with", "with"]);
+    expect(await stored()).toBe(2);
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)).toEqual(asked);
+    await store.close();
+  });
+
   test("the commit is really sent: another connection sees the pass's writes as soon as its closing write resolves", async () => {
     const { store, pass, schema } = await openPass();
     await pass(1);
@@ -378,7 +392,15 @@ describe("the pool view's batches, one connection", () => {
 
   /** The store's view of a pool of one connection, and a table of its own to write to. */
   async function openView() {
-    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1 });
+    const calls: string[] = [];
+    class RecordingClient extends pg.Client {
+      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
+      override query(config: any, values?: any, callback?: any): any {
+        calls.push(typeof config === "string" ? config : String(config?.text ?? ""));
+        return super.query(config, values, callback);
+      }
+    }
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1, Client: RecordingClient });
     pools.push(pool);
     const schema = uniqueSchema();
     schemas.push(schema);
@@ -411,7 +433,7 @@ describe("the pool view's batches, one connection", () => {
       await client.query("commit", []);
       client.release();
     };
-    return { pool, connect, insert, seen, warm, table };
+    return { pool, connect, insert, seen, warm, table, calls };
   }
 
   test("the first statement of a transaction answers with its own result, not the begin's", async () => {
@@ -455,7 +477,7 @@ describe("the pool view's batches, one connection", () => {
   });
 
   test("a closing statement carries the commit: the transaction is committed when it answers, and the commit after it is answered locally", async () => {
-    const { connect, insert, seen, warm } = await openView();
+    const { connect, insert, seen, warm, table, calls } = await openView();
     await warm(1);
     const client = await connect();
     await client.query(BEGIN, []);
@@ -464,7 +486,13 @@ describe("the pool view's batches, one connection", () => {
     expect((await client.query(insert, [3, "closing"])).rows).toEqual([{ id: 3, note: "closing" }]);
     expect(await seen(2)).toBe(true);
     expect(await seen(3)).toBe(true);
+    // A read the closing write makes after it runs on its own; the pass's commit then needs no server.
+    expect((await client.query(`select note from ${table} where id = $1`, [3])).rows).toEqual([
+      { note: "closing" },
+    ]);
+    const before = calls.length;
     expect(await client.query("commit", [])).toMatchObject({ command: "COMMIT" });
+    expect(calls.length).toBe(before);
     client.release();
   });
 

@@ -160,8 +160,15 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
           const stored = await fencedInsert.first(db, { ...row, ...fenceArgs(fence) });
           if (stored?.fenced !== true) throw new LeaseLostError(fence);
           if (typeof noted === "function") noted();
-          if (stored.pause_id === null) throw new Error(`The pause "${record.pauseId}" was not stored.`);
-          return toPause(stored as Selectable<PauseTable>);
+          if (stored.pause_id !== null) return toPause(stored as Selectable<PauseTable>);
+          // Another writer's pause with the key committed while the insert waited for it: the
+          // statement's snapshot predates it, a read of its own does not.
+          const other = await this.#byIdempotencyKey.first(db, {
+            tenantId: record.tenantId,
+            key: record.idempotencyKey,
+          });
+          if (other === undefined) throw new Error(`The pause "${record.pauseId}" was not stored.`);
+          return toPause(other);
         },
         fence,
       );
