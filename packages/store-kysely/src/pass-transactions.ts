@@ -4,6 +4,7 @@ import { CompiledQuery, type Kysely } from "kysely";
 import type { FaultRetry } from "./fault-retry.js";
 import { runCompiledOn } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
+import { commitInFlight } from "./store-dialect-capabilities.js";
 import { StoreFault } from "./store-faults.js";
 import type { WriteGate } from "./write-gate.js";
 
@@ -321,17 +322,6 @@ export class PassTransactions {
     for (const unit of pass.queue.splice(0)) unit.reject(settledError(unit, error));
   }
 }
-
-/** Whether the driver marked `error` as met with the transaction's `commit` on its way (`commitWithNextStatement`). */
-function commitInFlight(error: unknown): boolean {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    (error as { [COMMIT_IN_FLIGHT]?: unknown })[COMMIT_IN_FLIGHT] === true
-  );
-}
-
-const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
 
 /** What `unit` fails with: `error`, or "the outcome is unknown" once a COMMIT carrying it was lost. */
 function settledError(unit: PassUnit, error: unknown): unknown {

@@ -64,8 +64,8 @@ export interface StoreDialectCapabilities {
    * the `commit` that follows without one. A pass transaction (see `groupCommit`: false) sends it before
    * a closing write that is one idempotent statement. A statement run after that one, before the
    * `commit`, runs on its own (a read the write makes after it, say). When the statement fails after the
-   * `commit` was sent, the driver sets `Symbol.for("agboss.commit-in-flight")` to true on its error: a
-   * lost connection then leaves the outcome unknown.
+   * `commit` was sent, the driver marks its error with {@link markCommitInFlight}: a lost connection then
+   * leaves the outcome unknown.
    */
   readonly commitWithNextStatement?: string | undefined;
   /**
@@ -74,4 +74,28 @@ export interface StoreDialectCapabilities {
    * Without it nothing is retried.
    */
   readonly faultOf?: ((error: unknown) => StoreFault | undefined) | undefined;
+}
+
+/** Set on an error met with a transaction's `commit` on its way (see `commitWithNextStatement`). */
+const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
+
+/**
+ * Marks `error`, met while a statement carrying its transaction's `commit` (`commitWithNextStatement`)
+ * was in flight, or the `commit` sent right after it, and throws it: a lost connection then leaves the
+ * outcome unknown.
+ */
+export function markCommitInFlight(error: unknown): never {
+  if (typeof error === "object" && error !== null) {
+    Object.defineProperty(error, COMMIT_IN_FLIGHT, { value: true, configurable: true });
+  }
+  throw error;
+}
+
+/** Whether the driver marked `error` with {@link markCommitInFlight}. @internal */
+export function commitInFlight(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    (error as { [COMMIT_IN_FLIGHT]?: unknown })[COMMIT_IN_FLIGHT] === true
+  );
 }

@@ -1,3 +1,4 @@
+import { markCommitInFlight } from "@agboss/store-kysely";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 import pg from "pg";
 
@@ -188,28 +189,26 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       }
       return text === "commit" ? control(text) : run(text, values);
     }
-    if (bare && text === options.begin) committed = false;
-    if (bare && text === options.begin && names !== undefined) {
-      const name = preparedControl(text);
-      if (name === undefined) return control(text);
-      opening = name;
-      return Promise.resolve(emptyResult("begin"));
+    if (bare && text === options.begin) {
+      committed = false;
+      if (names !== undefined) {
+        const name = preparedControl(text);
+        if (name === undefined) return control(text);
+        opening = name;
+        return Promise.resolve(emptyResult("begin"));
+      }
     }
     const begin = opening;
     const commit = committing;
     opening = undefined;
     committing = false;
     // The `commit` a statement carries, or sends right after it where it cannot go in its batch.
-    const commitAfter = (result: unknown) =>
-      control("commit").then(
-        () => result,
-        (error: unknown) => inFlight(error),
-      );
+    const commitAfter = (result: unknown) => control("commit").then(() => result, markCommitInFlight);
     let sent: Promise<unknown>;
     if (typeof text === "string" && !bare) {
       const commitName = commit ? preparedControl("commit") : undefined;
       sent = statement(text, values as unknown[], begin, commitName);
-      if (commitName !== undefined) sent = sent.catch(inFlight);
+      if (commitName !== undefined) sent = sent.catch(markCommitInFlight);
       else if (commit) sent = sent.then(commitAfter);
     } else {
       // A cursor, or a statement without parameters: the `begin` goes on its own first.
@@ -243,20 +242,6 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       return typeof value === "function" ? value.bind(object) : value;
     },
   });
-}
-
-/**
- * Set on the error of a statement that carried its transaction's `commit` (`commitWithNext`): the
- * `commit` was sent with it, or right after it, so a lost connection leaves the outcome unknown.
- */
-const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
-
-/** Marks `error`, met with a transaction's `commit` on its way, as such (see {@link COMMIT_IN_FLIGHT}). */
-function inFlight(error: unknown): never {
-  if (typeof error === "object" && error !== null) {
-    Object.defineProperty(error, COMMIT_IN_FLIGHT, { value: true, configurable: true });
-  }
-  throw error;
 }
 
 /** What `pg` gives for a statement that returns no rows, for a `begin` or an end not sent to the server. */

@@ -43,6 +43,43 @@ const thread = (threadId: string) => ({
   updatedAt: 1_000,
 });
 
+/**
+ * A pool of `max` connections whose clients note each call the pool's users make: `note` turns its text,
+ * and whether it came with a callback, into what is kept.
+ */
+function recordingPool<T>(max: number, note: (text: string, callback: boolean) => T) {
+  const calls: T[] = [];
+  class RecordingClient extends pg.Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
+    override query(config: any, values?: any, callback?: any): any {
+      const text = typeof config === "string" ? config : String(config?.text ?? "");
+      calls.push(note(text, typeof callback === "function" || typeof values === "function"));
+      return super.query(config, values, callback);
+    }
+  }
+  const pool = new pg.Pool({ connectionString: TEST_URL, max, Client: RecordingClient });
+  pools.push(pool);
+  return { pool, calls };
+}
+
+/** A call's text as it was sent. */
+const wholeText = (text: string) => text;
+/** A call's first word (`begin`, `with`, `commit`, …). */
+const firstWord = (text: string) => text.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? "";
+
+/** A store in a schema of its own on a recording pool of one connection (see {@link recordingPool}). */
+async function openOnRecordedConnection<T>(note: (text: string) => T, preparedStatements?: boolean) {
+  const { pool, calls } = recordingPool(1, note);
+  const schema = uniqueSchema();
+  schemas.push(schema);
+  const store = await PostgresStore.open({
+    pool,
+    schema,
+    ...(preparedStatements === undefined ? {} : { preparedStatements }),
+  });
+  return { store, schema, pool, calls };
+}
+
 describe("prepared statements on Postgres", () => {
   test("the store's statements are prepared once per connection and then only run", async () => {
     const { store, prepared } = await openOnOneConnection();
@@ -124,25 +161,9 @@ describe("prepared statements on Postgres", () => {
 });
 
 describe("how the store hands its statements to pg", () => {
-  /** A pool whose clients note, for each call, whether it came with a callback. */
-  function recordingPool() {
-    const calls: { text: string; callback: boolean }[] = [];
-    class RecordingClient extends pg.Client {
-      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
-      override query(config: any, values?: any, callback?: any): any {
-        const text = typeof config === "string" ? config : String(config?.text ?? "");
-        calls.push({ text, callback: typeof callback === "function" || typeof values === "function" });
-        return super.query(config, values, callback);
-      }
-    }
-    const pool = new pg.Pool({ connectionString: TEST_URL, max: 2, Client: RecordingClient });
-    pools.push(pool);
-    return { pool, calls };
-  }
-
   for (const preparedStatements of [true, false]) {
     test(`with preparedStatements: ${preparedStatements}, every statement of the store goes with a callback, never as pg's own promise (which kept pages of rows alive through young collections)`, async () => {
-      const { pool, calls } = recordingPool();
+      const { pool, calls } = recordingPool(2, (text, callback) => ({ text, callback }));
       const schema = uniqueSchema();
       schemas.push(schema);
       const store = await PostgresStore.open({ pool, schema, preparedStatements });
@@ -162,23 +183,7 @@ describe("how the store hands its statements to pg", () => {
 describe("a transaction's begin goes with its first statement", () => {
   /** A store on a pool of one connection whose client notes the text of every call the store makes. */
   async function openRecorded(preparedStatements?: boolean) {
-    const calls: string[] = [];
-    class RecordingClient extends pg.Client {
-      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
-      override query(config: any, values?: any, callback?: any): any {
-        calls.push(typeof config === "string" ? config : String(config?.text ?? ""));
-        return super.query(config, values, callback);
-      }
-    }
-    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1, Client: RecordingClient });
-    pools.push(pool);
-    const schema = uniqueSchema();
-    schemas.push(schema);
-    const store = await PostgresStore.open({
-      pool,
-      schema,
-      ...(preparedStatements === undefined ? {} : { preparedStatements }),
-    });
+    const { store, schema, calls } = await openOnRecordedConnection(wholeText, preparedStatements);
     // What opening ran (the migrations' own transaction) is not what these tests look at.
     calls.splice(0);
     const begins = () => calls.filter((text) => text.startsWith("begin"));
@@ -286,24 +291,7 @@ describe("a transaction's begin goes with its first statement", () => {
 describe("a pass transaction's closing statement carries its commit", () => {
   /** A store on one connection whose calls are noted by their first word, and a lease on it. */
   async function openPass(preparedStatements?: boolean) {
-    const calls: string[] = [];
-    class RecordingClient extends pg.Client {
-      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
-      override query(config: any, values?: any, callback?: any): any {
-        const text = typeof config === "string" ? config : String(config?.text ?? "");
-        calls.push(text.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? "");
-        return super.query(config, values, callback);
-      }
-    }
-    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1, Client: RecordingClient });
-    pools.push(pool);
-    const schema = uniqueSchema();
-    schemas.push(schema);
-    const store = await PostgresStore.open({
-      pool,
-      schema,
-      ...(preparedStatements === undefined ? {} : { preparedStatements }),
-    });
+    const { store, schema, pool, calls } = await openOnRecordedConnection(firstWord, preparedStatements);
     const fence = (await store.leases.acquire({
       key: "acme/pass",
       holder: "a",
@@ -392,16 +380,7 @@ describe("the pool view's batches, one connection", () => {
 
   /** The store's view of a pool of one connection, and a table of its own to write to. */
   async function openView() {
-    const calls: string[] = [];
-    class RecordingClient extends pg.Client {
-      // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; the test passes them on.
-      override query(config: any, values?: any, callback?: any): any {
-        calls.push(typeof config === "string" ? config : String(config?.text ?? ""));
-        return super.query(config, values, callback);
-      }
-    }
-    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1, Client: RecordingClient });
-    pools.push(pool);
+    const { pool, calls } = recordingPool(1, wholeText);
     const schema = uniqueSchema();
     schemas.push(schema);
     const table = `"${schema}".notes`;
