@@ -1,6 +1,7 @@
-import type { Compilable, Kysely, QueryResult } from "kysely";
+import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from "kysely";
 import { runOn } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
+import type { StoreDatabase } from "./write-transactions.js";
 
 /** Stands for an argument in a query compiled once; replaced by the argument's value on each run. */
 class Slot {
@@ -40,6 +41,18 @@ export class PreparedQuery<TArgs, TRow = unknown> {
     const values = args as Record<string, unknown>;
     const parameters = this.#parameters.map((value) => (value instanceof Slot ? values[value.name] : value));
     return runOn<TRow>(db, this.#sql, parameters);
+  }
+
+  /**
+   * Runs the query, a write that returns no rows and whose result the caller does not read, on `db`, a
+   * write transaction's connection. Where the dialect can (`deferUnreadStatement`), the driver may send
+   * it with the transaction's next statement or its `commit`, in one round trip: its error, if any, then
+   * fails that statement or that `commit`, and the transaction with it. Elsewhere, {@link execute}.
+   */
+  async unread(store: StoreDatabase, db: Kysely<AgbossDatabase>, args: TArgs): Promise<void> {
+    const marker = store.capabilities.deferUnreadStatement;
+    if (marker !== undefined) await db.executeQuery(CompiledQuery.raw(marker));
+    await this.execute(db, args);
   }
 
   /** Runs the query and returns its first row, if any. */

@@ -69,6 +69,16 @@ export interface StoreDialectCapabilities {
    */
   readonly commitWithNextStatement?: string | undefined;
   /**
+   * A statement the driver answers itself, with no round trip, which says that the next statement is a
+   * write that returns no rows and whose result nobody reads (a thread's save, an audit entry). Inside a
+   * transaction the driver may answer that statement at once too, with no rows, and send it in the same
+   * round trip as the transaction's next statement or its `commit` (Postgres: bound and run in front of
+   * it, before one Sync). Its error then surfaces there, and the transaction does not commit; so the
+   * store sends it only inside a transaction, where any failed statement fails the transaction anyway.
+   * Outside a transaction the driver runs the statement as it comes.
+   */
+  readonly deferUnreadStatement?: string | undefined;
+  /**
    * Which of the driver's errors are transient, and how (see {@link StoreFault}): the store retries
    * those, with backoff, where that is safe, and every other error reaches the caller as it was thrown.
    * Without it nothing is retried.

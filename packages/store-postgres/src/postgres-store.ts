@@ -68,6 +68,7 @@ export class PostgresStore extends KyselyStore {
             prepared: options.preparedStatements !== false,
             begin: POSTGRES_CAPABILITIES.beginWriteTransaction,
             commitWithNext: POSTGRES_CAPABILITIES.commitWithNextStatement as string,
+            deferUnread: POSTGRES_CAPABILITIES.deferUnreadStatement as string,
           }),
         },
         schema,

@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { markCommitInFlight } from "@agboss/store-kysely";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 import pg from "pg";
@@ -64,6 +65,12 @@ interface StatementNames {
  *   its closing statement (see {@link BatchedStatement}); a transaction that ends before its first
  *   statement sends neither. The store runs one statement at a time on a connection, which this relies
  *   on: a statement is sent only once the one before it has answered.
+ * - There too, inside a transaction, a statement the store marks as unread (`deferUnread` before it: a
+ *   write that returns no rows, whose result nobody reads) is answered at once with no rows and held
+ *   back, once the connection has it prepared: it is bound and run in front of the transaction's next
+ *   statement, or of its `commit`, in the same batch. Its error, if any, is then that statement's (or
+ *   the `commit`'s): the server skips the rest of the batch, and the transaction does not commit. A
+ *   `rollback` drops what is held back unsent.
  * @internal
  */
 export function storeClientPool(pool: PostgresPool, options: StoreClientOptions): PostgresPool {
@@ -94,6 +101,8 @@ export interface StoreClientOptions {
   readonly begin: string;
   /** The marker a pass transaction sends before its closing statement (`commitWithNextStatement`). */
   readonly commitWithNext: string;
+  /** The marker a transaction sends before a statement whose result it does not read (`deferUnreadStatement`). */
+  readonly deferUnread: string;
 }
 
 function storeClient(client: PostgresPoolClient, options: StoreClientOptions): PostgresPoolClient {
@@ -125,6 +134,17 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
   let committing = false;
   // A statement carried the transaction's commit: the `commit` that follows is answered here.
   let committed = false;
+  // A transaction is open on the connection (its `begin` sent, or held back in `opening`).
+  let open = false;
+  // The next statement's result is not read: it may be held back (see `deferUnread`).
+  let deferNext = false;
+  // Unread statements held back, in order, to go in front of the transaction's next statement.
+  let held: Prefix[] = [];
+  /** Whether `pg` has `name` prepared on the connection as `text` (so a batch need not parse it). */
+  const parsedAs = (name: string, text: string): boolean =>
+    batches &&
+    (client as unknown as { connection: { parsedStatements: Record<string, string | undefined> } }).connection
+      .parsedStatements[name] === text;
 
   /** Forgets every name of the connection when the server says one of its statements is gone. */
   const forgetIfGone = (error: unknown): never => {
@@ -148,25 +168,46 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     const name = batches ? names?.byText.get(text) : undefined;
     return name !== undefined && names?.controls.has(name) === true ? name : undefined;
   };
-  /** A statement with parameters, named where it can be, with a `begin` and a `commit` around it. */
+  /**
+   * A statement with parameters, named where it can be, with what goes in front of it in its batch (a
+   * `begin`, statements held back) and a `commit` behind it.
+   */
   const statement = (
     text: string,
     values: unknown[],
-    begin: string | undefined,
+    before: readonly Prefix[],
     commit: string | undefined,
   ): Promise<unknown> => {
     const name = names === undefined ? undefined : nameOf(names, text);
     const config = name === undefined ? { text, values } : { name, text, values };
     const sent =
-      begin === undefined && commit === undefined
+      before.length === 0 && commit === undefined
         ? run(config)
-        : callbackQuery(target, client, new BatchedStatement(config, begin, commit), undefined);
+        : callbackQuery(target, client, new BatchedStatement(config, before, commit), undefined);
     return sent.catch((error: unknown) => {
-      if (name !== undefined && isStalePreparedStatement(error) && names?.byText.get(text) === name) {
-        names.byText.delete(text);
+      if (names !== undefined && isStalePreparedStatement(error)) {
+        // Which statement of the batch the server refused is not said: each is prepared again.
+        for (const { text: stale, statement: staleName } of [...before, { text, statement: name }]) {
+          if (staleName !== undefined && names.byText.get(stale) === staleName) names.byText.delete(stale);
+        }
       }
       return forgetIfGone(error);
     });
+  };
+  /** What goes in front of the next statement: the held-back `begin`, then the statements held back. */
+  const takeBefore = (): Prefix[] => {
+    const before: Prefix[] =
+      opening === undefined ? held : [{ statement: opening, text: options.begin, values: [] }, ...held];
+    opening = undefined;
+    held = [];
+    return before;
+  };
+  /** Holds back `text`, an unread statement, when the connection has it prepared; false otherwise. */
+  const holdBack = (text: string, values: unknown): boolean => {
+    const name = names?.byText.get(text);
+    if (name === undefined || !parsedAs(name, text) || !Array.isArray(values)) return false;
+    held.push({ statement: name, text, values });
+    return true;
   };
 
   const query = (text: unknown, values?: unknown): Promise<unknown> => {
@@ -177,10 +218,20 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       committing = true;
       return Promise.resolve(emptyResult("select"));
     }
+    if (bare && text === options.deferUnread) {
+      deferNext = open;
+      return Promise.resolve(emptyResult("select"));
+    }
+    const unread = deferNext;
+    deferNext = false;
     if (bare && (text === "commit" || text === "rollback")) {
       const ended = committed;
       committed = false;
       committing = false;
+      open = false;
+      if (text === "commit" && held.length > 0) return commitHeld();
+      // A rollback sends nothing held back: the server never ran it.
+      held = [];
       if (opening !== undefined || (ended && text === "commit")) {
         // Nothing ran since the `begin`, or a statement carried the commit: the server has no
         // transaction to end.
@@ -191,6 +242,8 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     }
     if (bare && text === options.begin) {
       committed = false;
+      open = true;
+      held = [];
       if (names !== undefined) {
         const name = preparedControl(text);
         if (name === undefined) return control(text);
@@ -198,32 +251,57 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
         return Promise.resolve(emptyResult("begin"));
       }
     }
-    const begin = opening;
+    if (unread && typeof text === "string" && !bare && holdBack(text, values)) {
+      return Promise.resolve(emptyResult("select"));
+    }
     const commit = committing;
-    opening = undefined;
     committing = false;
     // The `commit` a statement carries, or sends right after it where it cannot go in its batch.
     const commitAfter = (result: unknown) => control("commit").then(() => result, markCommitInFlight);
+    const before = takeBefore();
     let sent: Promise<unknown>;
     if (typeof text === "string" && !bare) {
       const commitName = commit ? preparedControl("commit") : undefined;
-      sent = statement(text, values as unknown[], begin, commitName);
+      sent = statement(text, values as unknown[], before, commitName);
       if (commitName !== undefined) sent = sent.catch(markCommitInFlight);
       else if (commit) sent = sent.then(commitAfter);
     } else {
-      // A cursor, or a statement without parameters: the `begin` goes on its own first.
-      const before =
-        begin === undefined ? Promise.resolve() : run({ name: begin, text: options.begin, values: [] });
-      sent = before.then(() => run(text, values));
+      // A cursor, or a statement without parameters: what goes in front of it goes on its own first.
+      let first: Promise<unknown> = Promise.resolve();
+      for (const { statement: name, text: heldText, values: heldValues } of before) {
+        first = first.then(() => run({ name, text: heldText, values: heldValues }));
+      }
+      sent = first.then(() => run(text, values));
       if (commit) sent = sent.then(commitAfter);
     }
     if (!commit) return sent;
     // Until the transaction's own `commit` or `rollback`, what runs here runs on its own: the
     // transaction is committed.
+    open = false;
     return sent.then((result) => {
       committed = true;
       return result;
     });
+  };
+  /** The transaction's `commit`, with the statements held back (and a held-back `begin`) in its batch. */
+  const commitHeld = (): Promise<unknown> => {
+    const before = takeBefore();
+    const name = names === undefined ? undefined : nameOf(names, "commit");
+    const config = name === undefined ? { text: "commit", values: [] } : { name, text: "commit", values: [] };
+    return callbackQuery(target, client, new BatchedStatement(config, before, undefined), undefined).then(
+      (result) => {
+        if (name !== undefined) names?.controls.add(name);
+        return result;
+      },
+      (error: unknown) => {
+        if (names !== undefined && isStalePreparedStatement(error)) {
+          for (const { text: stale, statement: staleName } of before) {
+            if (names.byText.get(stale) === staleName) names.byText.delete(stale);
+          }
+        }
+        return forgetIfGone(error);
+      },
+    );
   };
 
   return new Proxy(client, {
@@ -236,6 +314,9 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
           opening = undefined;
           committing = false;
           committed = false;
+          open = false;
+          deferNext = false;
+          held = [];
           return Reflect.apply(value, object, args);
         };
       }
@@ -251,7 +332,11 @@ function emptyResult(command: string): { command: string; rowCount: null; rows: 
 
 /** The parts of `pg`'s connection that {@link BatchedStatement} writes to. */
 interface ProtocolWriter {
-  bind(config: { readonly statement: string }): void;
+  bind(config: {
+    readonly statement: string;
+    readonly values?: readonly unknown[];
+    readonly valueMapper?: (value: unknown) => unknown;
+  }): void;
   execute(config: object): void;
   sync(): void;
 }
@@ -262,34 +347,52 @@ interface ExtendedQuery {
   handleCommandComplete(message: unknown, connection: ProtocolWriter): void;
 }
 
+/** A prepared statement bound and run in front of another in its batch: a `begin`, or a statement held back. */
+interface Prefix {
+  /** Its name on the connection, which has it prepared. */
+  readonly statement: string;
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
 const PgQuery = pg.Query as unknown as new (config: object) => ExtendedQuery;
 
 /**
- * A statement sent with its transaction's prepared `begin` bound and run in front of it, or its
- * prepared `commit` behind it, or both, in one batch of messages before one Sync: the `begin` and the
- * `commit` cost no round trip of their own. The server runs them in order and, once one fails, skips
- * the rest up to the Sync: a statement never runs outside its transaction, and a transaction whose
- * statement failed is not committed. The caller gets the first error, or the statement's result.
+ * How `pg` turns a parameter into what it sends (dates, buffers, arrays, JSON), for the statements a
+ * {@link BatchedStatement} binds itself; the same function `pg`'s own `Query` hands its connection.
+ */
+const prepareValue = (
+  createRequire(import.meta.url)("pg/lib/utils.js") as {
+    prepareValue: (value: unknown) => unknown;
+  }
+).prepareValue;
+
+/**
+ * A statement sent with prepared statements bound and run in front of it (its transaction's `begin`,
+ * the statements held back before it), or its transaction's prepared `commit` behind it, or both, in
+ * one batch of messages before one Sync: none of them costs a round trip of its own. The server runs
+ * them in order and, once one fails, skips the rest up to the Sync: a statement never runs outside its
+ * transaction, and a transaction whose statement failed is not committed. The caller gets the first
+ * error, or the statement's result.
  */
 class BatchedStatement extends PgQuery {
-  readonly #begin: string | undefined;
+  readonly #before: readonly Prefix[];
   readonly #commit: string | undefined;
-  /** How many commands completed so far: the `begin`, the statement, the `commit`. */
+  /** How many commands completed so far: those in front, the statement, the `commit`. */
   #completed = 0;
 
-  constructor(config: object, begin: string | undefined, commit: string | undefined) {
+  constructor(config: object, before: readonly Prefix[], commit: string | undefined) {
     super(config);
-    this.#begin = begin;
+    this.#before = before;
     this.#commit = commit;
   }
 
   override prepare(connection: ProtocolWriter): void {
-    const begin = this.#begin;
-    const commit = this.#commit;
-    if (begin !== undefined) {
-      connection.bind({ statement: begin });
+    for (const { statement, values } of this.#before) {
+      connection.bind({ statement, values, valueMapper: prepareValue });
       connection.execute({});
     }
+    const commit = this.#commit;
     if (commit === undefined) {
       super.prepare(connection);
       return;
@@ -321,7 +424,7 @@ class BatchedStatement extends PgQuery {
     const index = this.#completed;
     this.#completed += 1;
     // Only the statement's own completion is one of its results.
-    if (index === (this.#begin === undefined ? 0 : 1)) super.handleCommandComplete(message, connection);
+    if (index === this.#before.length) super.handleCommandComplete(message, connection);
   }
 }
 

@@ -200,19 +200,22 @@ describe("a transaction's begin goes with its first statement", () => {
   test("after the first transaction on a connection, no begin travels alone: the transaction is one round trip shorter", async () => {
     const { store, calls, begins } = await openRecorded();
     await store.atomically(async () => {
+      await store.threads.findByTenantIdAndThreadId("acme", "t-1");
       await store.threads.save(thread("t-1"));
     });
     // The first one prepares the begin on the connection and waits for it.
     expect(begins()).toHaveLength(1);
     calls.splice(0);
     await store.atomically(async () => {
+      await store.threads.findByTenantIdAndThreadId("acme", "t-2");
       await store.threads.save(thread("t-2"));
       await store.threads.save(thread("t-3"));
     });
     expect(begins()).toEqual([]);
-    expect(calls.filter((text) => text.includes("agboss_threads"))).toHaveLength(2);
+    // The read carries the begin; the saves, whose results nobody reads, go with the commit.
+    expect(calls).toHaveLength(2);
+    expect(calls[0]).toContain("agboss_threads");
     expect(calls.at(-1)).toBe("commit");
-    expect(calls).toHaveLength(3);
     for (const threadId of ["t-1", "t-2", "t-3"]) {
       expect(await store.threads.findByTenantIdAndThreadId("acme", threadId)).toMatchObject({ threadId });
     }
@@ -376,6 +379,7 @@ describe("a pass transaction's closing statement carries its commit", () => {
 describe("the pool view's batches, one connection", () => {
   const BEGIN = POSTGRES_CAPABILITIES.beginWriteTransaction;
   const CARRY = POSTGRES_CAPABILITIES.commitWithNextStatement as string;
+  const UNREAD = POSTGRES_CAPABILITIES.deferUnreadStatement as string;
   type Row = { id: number; note: string };
 
   /** The store's view of a pool of one connection, and a table of its own to write to. */
@@ -388,13 +392,21 @@ describe("the pool view's batches, one connection", () => {
       await client.query(`create schema "${schema}"`);
       await client.query(`create table ${table} (id int primary key, note text not null)`);
     });
-    const view = storeClientPool(pool as never, { prepared: true, begin: BEGIN, commitWithNext: CARRY });
+    const view = storeClientPool(pool as never, {
+      prepared: true,
+      begin: BEGIN,
+      commitWithNext: CARRY,
+      deferUnread: UNREAD,
+    });
     const connect = async () =>
       (await view.connect()) as unknown as {
         query(text: string, values: unknown[]): Promise<pg.QueryResult<Row>>;
         release(): void;
       };
     const insert = `insert into ${table} (id, note) values ($1, $2) returning id, note`;
+    /** An insert that returns no rows, which the store would mark as unread. */
+    const write = `insert into ${table} (id, note) values ($1, $2)`;
+    const count = `select count(*)::int as n from ${table} where id = $1`;
     /** Whether another connection sees the row: it was committed, or written outside a transaction. */
     const seen = async (id: number) =>
       withClient(async (client) => {
@@ -404,15 +416,20 @@ describe("the pool view's batches, one connection", () => {
         );
         return rows[0]?.n === 1;
       });
-    /** One transaction through the view, so the connection has its begin and commit prepared. */
+    /**
+     * One transaction through the view, so the connection has its begin, its commit and the statements
+     * the tests run prepared (a write with `id`, a count, another write with `id + 1000`).
+     */
     const warm = async (id: number) => {
       const client = await connect();
       await client.query(BEGIN, []);
       await client.query(insert, [id, "warm"]);
+      await client.query(write, [id + 1000, "warm"]);
+      await client.query(count, [id]);
       await client.query("commit", []);
       client.release();
     };
-    return { pool, connect, insert, seen, warm, table, calls };
+    return { pool, connect, insert, write, count, seen, warm, table, calls };
   }
 
   test("the first statement of a transaction answers with its own result, not the begin's", async () => {
@@ -506,5 +523,283 @@ describe("the pool view's batches, one connection", () => {
     await client.query("commit", []);
     expect(await seen(3)).toBe(true);
     client.release();
+  });
+});
+
+describe("a write whose result nobody reads goes with the transaction's next statement", () => {
+  const BEGIN = POSTGRES_CAPABILITIES.beginWriteTransaction;
+  const UNREAD = POSTGRES_CAPABILITIES.deferUnreadStatement as string;
+  type Row = { id: number; note: string; n?: number };
+
+  /** The store's view of a recording pool of one connection, a table of its own, and its statements. */
+  async function openView() {
+    const { pool, calls } = recordingPool(1, wholeText);
+    const schema = uniqueSchema();
+    schemas.push(schema);
+    const table = `"${schema}".notes`;
+    await withClient(async (client) => {
+      await client.query(`create schema "${schema}"`);
+      await client.query(`create table ${table} (id int primary key, note text not null)`);
+    });
+    const view = storeClientPool(pool as never, {
+      prepared: true,
+      begin: BEGIN,
+      commitWithNext: POSTGRES_CAPABILITIES.commitWithNextStatement as string,
+      deferUnread: UNREAD,
+    });
+    const connect = async () =>
+      (await view.connect()) as unknown as {
+        query(text: string, values: unknown[]): Promise<pg.QueryResult<Row>>;
+        release(): void;
+      };
+    const write = `insert into ${table} (id, note) values ($1, $2)`;
+    const count = `select count(*)::int as n from ${table} where id = $1`;
+    const seen = async (id: number) =>
+      withClient(async (client) => {
+        const { rows } = await client.query<{ n: number }>(
+          `select count(*)::int as n from ${table} where id = $1`,
+          [id],
+        );
+        return rows[0]?.n === 1;
+      });
+    // One transaction, so the connection has begin, commit, the write and the count prepared.
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(write, [1, "warm"]);
+    await client.query(count, [1]);
+    await client.query("commit", []);
+    client.release();
+    calls.splice(0);
+    return { connect, write, count, seen, calls, table };
+  }
+
+  test("an unread write answers at once and goes in the commit's round trip, which commits it", async () => {
+    const { connect, write, count, seen, calls } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(count, [2]);
+    expect(calls).toHaveLength(1);
+    await client.query(UNREAD, []);
+    expect((await client.query(write, [2, "unread"])).rows).toEqual([]);
+    // Nothing went to the server for it yet.
+    expect(calls).toHaveLength(1);
+    expect(await seen(2)).toBe(false);
+    expect(await client.query("commit", [])).toMatchObject({ command: "COMMIT" });
+    expect(calls).toHaveLength(2);
+    expect(await seen(2)).toBe(true);
+    client.release();
+  });
+
+  test("an unread write goes in front of the next statement, in its round trip, and that statement sees it", async () => {
+    const { connect, write, count, seen, calls } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(UNREAD, []);
+    await client.query(write, [2, "unread"]);
+    expect(calls).toHaveLength(0);
+    // The begin, the held write and the count: one round trip, the count's own result.
+    expect((await client.query(count, [2])).rows).toEqual([{ n: 1 }]);
+    expect(calls).toHaveLength(1);
+    expect(await seen(2)).toBe(false);
+    await client.query("commit", []);
+    expect(calls).toHaveLength(2);
+    expect(await seen(2)).toBe(true);
+    client.release();
+  });
+
+  test("an unread write the server refuses fails the commit it went with, and nothing of its transaction is committed", async () => {
+    const { connect, write, count, seen } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(write, [2, "before"]);
+    await client.query(UNREAD, []);
+    // Row 1 is there already: the write fails, and the commit behind it is skipped.
+    await client.query(write, [1, "again"]);
+    await expect(client.query("commit", [])).rejects.toMatchObject({ code: "23505" });
+    await client.query("rollback", []);
+    expect(await seen(2)).toBe(false);
+    // The connection goes on as before.
+    await client.query(BEGIN, []);
+    await client.query(UNREAD, []);
+    await client.query(write, [3, "after"]);
+    await client.query("commit", []);
+    expect(await seen(3)).toBe(true);
+    expect((await client.query(count, [3])).rows).toEqual([{ n: 1 }]);
+    client.release();
+  });
+
+  test("an unread write the server refuses fails the statement it went with, not later ones", async () => {
+    const { connect, write, count, seen } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(UNREAD, []);
+    await client.query(write, [1, "again"]);
+    await expect(client.query(count, [1])).rejects.toMatchObject({ code: "23505" });
+    await client.query("rollback", []);
+    await client.query(BEGIN, []);
+    await client.query(write, [4, "next transaction"]);
+    await client.query("commit", []);
+    expect(await seen(4)).toBe(true);
+    client.release();
+  });
+
+  test("a rollback drops an unread write without sending it", async () => {
+    const { connect, write, count, seen, calls } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(count, [5]);
+    await client.query(UNREAD, []);
+    await client.query(write, [5, "dropped"]);
+    await client.query("rollback", []);
+    expect(calls).toEqual([count, "rollback"]);
+    expect(await seen(5)).toBe(false);
+    client.release();
+  });
+
+  test("outside a transaction an unread write runs as it comes", async () => {
+    const { connect, write, seen, calls } = await openView();
+    const client = await connect();
+    await client.query(UNREAD, []);
+    await client.query(write, [6, "autocommit"]);
+    expect(calls).toEqual([write]);
+    expect(await seen(6)).toBe(true);
+    client.release();
+  });
+
+  test("an unread write the connection has not prepared yet runs as it comes, inside the transaction", async () => {
+    const { connect, seen, calls, table } = await openView();
+    const fresh = `insert into ${table} (note, id) values ($2, $1)`;
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(UNREAD, []);
+    await client.query(fresh, [7, "not prepared"]);
+    expect(calls).toEqual([fresh]);
+    expect(await seen(7)).toBe(false);
+    await client.query("commit", []);
+    expect(await seen(7)).toBe(true);
+    // Prepared now: the next one is held back.
+    await client.query(BEGIN, []);
+    await client.query(UNREAD, []);
+    await client.query(fresh, [8, "prepared"]);
+    expect(calls).toEqual([fresh, "commit"]);
+    await client.query("commit", []);
+    expect(await seen(8)).toBe(true);
+    client.release();
+  });
+});
+
+describe("the store's units of work send their unread writes with their commit", () => {
+  const lease = (key: string, holder: string) => ({ key, holder, now: Date.now(), ttlMs: 60_000 });
+  const execution = (executionId: string, status: string) => ({
+    tenantId: "acme",
+    executionId,
+    rootExecutionId: executionId,
+    parentExecutionId: undefined,
+    threadId: `thread-${executionId}`,
+    workflowName: "refund",
+    status,
+    startedAt: 1_000,
+    updatedAt: 2_000,
+    record: { status },
+  });
+
+  /** What a start does: the thread's lease, the thread read under it, the thread and its first record. */
+  const start = async (store: PostgresStore, n: number) =>
+    store.atomically(async () => {
+      const taken = await store.leases.acquire(lease(`acme/thread-${n}`, `h-${n}`));
+      expect(taken).toBeDefined();
+      await store.threads.findByTenantIdAndThreadId("acme", `thread-${n}`);
+      await store.threads.save({ ...thread(`thread-${n}`), latestExecutionId: `e-${n}` });
+      await store.executions.save(execution(`e-${n}`, "running"));
+    });
+
+  test("a start is three round trips: the lease, the thread read, and the commit with both writes", async () => {
+    const { store, calls } = await openOnRecordedConnection(firstWord);
+    await start(store, 1);
+    calls.splice(0);
+    await start(store, 2);
+    expect(calls).toEqual(["insert", "select", "commit"]);
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "thread-2")).toMatchObject({
+      latestExecutionId: "e-2",
+    });
+    expect((await store.executions.findByTenantIdAndExecutionId("acme", "e-2"))?.status).toBe("running");
+    await store.close();
+  });
+
+  test("an answer's unit: its audit entry goes with the lease, and the record saved under the lease it took with the commit", async () => {
+    const { store, calls } = await openOnRecordedConnection(firstWord);
+    await store.executions.save(execution("root-1", "paused"));
+    const answer = async (n: number) => {
+      const asked = await store.pauses.findOrCreate(pause({ rootExecutionId: "root-1", askedAt: 1_000 + n }));
+      await store.atomically(async () => {
+        const resolved = await store.pauses.resolve(
+          "acme",
+          asked.pauseId,
+          { approved: true } as never,
+          3_000,
+        );
+        expect(resolved).toBeDefined();
+        await store.executions.savePauseAnswer("acme", "root-1", {
+          tenantId: "acme",
+          rootExecutionId: "root-1",
+          idempotencyKey: asked.idempotencyKey,
+          askedAt: asked.askedAt,
+          answer: { n },
+        });
+        const fence = (await store.leases.acquire(lease("acme/root-1", `answer-${n}`))) as Fence;
+        expect(fence).toBeDefined();
+        await store.executions.findByTenantIdAndExecutionId("acme", "root-1");
+        await store.executions.save(execution("root-1", `running-${n}`), fence);
+      });
+      await store.leases.release((await store.leases.find("acme/root-1")) as never);
+    };
+    await answer(1);
+    calls.splice(0);
+    await answer(2);
+    // The pause's change, the lease (with the audit entry in front), the record's read, and the commit
+    // (with the record's save in front).
+    const from = calls.indexOf("update");
+    expect(calls.slice(from, calls.indexOf("commit", from) + 1)).toEqual([
+      "update",
+      "insert",
+      "select",
+      "commit",
+    ]);
+    expect((await store.executions.findByTenantIdAndExecutionId("acme", "root-1"))?.status).toBe("running-2");
+    const trail = await store.executions.findPauseAnswersByTenantIdAndRootExecutionId("acme", "root-1");
+    expect(trail.map((entry) => entry.answer)).toEqual([{ n: 1 }, { n: 2 }]);
+    await store.close();
+  });
+
+  test("a record saved in a unit that did not take the lease still checks its fence: a stale holder writes nothing", async () => {
+    const { store } = await openOnRecordedConnection(firstWord);
+    const stale = (await store.leases.acquire(lease("acme/root-9", "old"))) as Fence;
+    await store.leases.acquire({ ...lease("acme/root-9", "new"), takeOver: true });
+    await expect(
+      store.atomically(() => store.executions.save(execution("root-9", "running"), stale)),
+    ).rejects.toMatchObject({ name: "LeaseLostError" });
+    expect(await store.executions.findByTenantIdAndExecutionId("acme", "root-9")).toBeUndefined();
+    await store.close();
+  });
+
+  test("an unread write refused at the commit fails the unit, and nothing of the unit is kept", async () => {
+    const { store, schema, pool } = await openOnRecordedConnection(firstWord);
+    await start(store, 1);
+    await pool.query(
+      `alter table "${schema}".agboss_threads add constraint no_refused check (owner_id <> 'refused')`,
+    );
+    await expect(
+      store.atomically(async () => {
+        await store.leases.acquire(lease("acme/thread-3", "h-3"));
+        await store.threads.save({ ...thread("thread-3"), ownerId: "refused" });
+        await store.executions.save(execution("e-3", "running"));
+      }),
+    ).rejects.toMatchObject({ code: "23514" });
+    expect(await store.leases.find("acme/thread-3")).toBeUndefined();
+    expect(await store.executions.findByTenantIdAndExecutionId("acme", "e-3")).toBeUndefined();
+    // The connection goes on: the next unit commits.
+    await start(store, 4);
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "thread-4")).toBeDefined();
+    await store.close();
   });
 });

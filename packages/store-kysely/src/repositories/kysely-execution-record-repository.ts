@@ -100,7 +100,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       record: toJsonText(execution.record),
     };
     const release = options?.release === true ? fence : undefined;
-    if (fence !== undefined && this.#store.capabilities.writableCtes) {
+    if (fence !== undefined && this.#store.capabilities.writableCtes && !this.#checkedInUnit(fence)) {
       // Under a fence the save is idempotent (no other holder can write in between), so it may be one
       // statement in autocommit, run again after any transient fault.
       const releases = release !== undefined;
@@ -116,13 +116,29 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       this.#store,
       async (trx) => {
         await this.#fence.assert(trx, fence);
-        await this.#save.execute(trx, values);
+        // Nothing reads what these return: in a transaction they may go with its next statement.
+        await this.#save.unread(this.#store, trx, values);
         if (release !== undefined) {
-          await this.#releaseLease.execute(trx, { key: release.key, epoch: release.epoch, expires_at: 0 });
+          await this.#releaseLease.unread(this.#store, trx, {
+            key: release.key,
+            epoch: release.epoch,
+            expires_at: 0,
+          });
         }
       },
       fence,
     );
+  }
+
+  /**
+   * Whether the caller's unit of work found `fence` current already (it took the lease, say): the lease
+   * row is locked until the unit commits, so the save needs no check of its own, and, written as a plain
+   * upsert, may go to the server with the unit's next statement or its `commit`.
+   */
+  #checkedInUnit(fence: Fence): boolean {
+    const transactions = this.#store.transactions;
+    const unit = transactions?.current();
+    return unit !== undefined && transactions?.fenceChecked(unit, fence) === true;
   }
 
   /** The record upserted, and with `releases` the lease released, only while the fence holds it. */
@@ -242,8 +258,9 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
   }
 
   async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
+    // Nothing reads what the insert returns: in a transaction it may go with the next statement.
     await inWriteTransaction(this.#store, (trx) =>
-      this.#saveAnswer.execute(trx, {
+      this.#saveAnswer.unread(this.#store, trx, {
         tenant_id: tenantId,
         idempotency_key: answer.idempotencyKey,
         root_execution_id: rootExecutionId,

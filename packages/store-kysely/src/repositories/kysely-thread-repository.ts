@@ -60,7 +60,8 @@ export class KyselyThreadRepository implements ThreadRepository {
       created_at: thread.createdAt,
       updated_at: thread.updatedAt,
     };
-    await inWriteTransaction(this.#store, (trx) => this.#save.execute(trx, values));
+    // Nothing reads what the save returns: in a transaction it may go with the next statement.
+    await inWriteTransaction(this.#store, (trx) => this.#save.unread(this.#store, trx, values));
   }
 }
 
