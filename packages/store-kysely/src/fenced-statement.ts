@@ -71,17 +71,37 @@ export async function runFenced<TArgs>(
   query: PreparedQuery<TArgs, { fenced: boolean }>,
   args: TArgs,
   fence: Fence | undefined,
-  options?: { readonly applied?: boolean },
+  options?: {
+    readonly applied?: boolean;
+    /**
+     * The same writes without the fence and returning no rows, for an `applied` write whose transaction
+     * has found the fence current already: the lease row is locked there until the transaction ends,
+     * so nothing needs checking, and nothing is read back, so where the dialect can
+     * (`deferUnreadStatement`) the statement goes to the server with the transaction's next one. If
+     * the server refuses it there, that next write (or the commit) fails with its error; the pass then
+     * runs its resolved writes again, this one checked and sent alone, and is lost at it (see
+     * `PassTransactions`): the holder's later writes are refused, as after any lost commit.
+     */
+    readonly checked?: () => PreparedQuery<TArgs>;
+  },
 ): Promise<void> {
   if (fence === undefined) {
     await inWriteStatement(store, (db) => query.first(db, args));
     return;
   }
+  const checked =
+    options?.applied === true && store.capabilities.deferUnreadStatement !== undefined
+      ? options.checked
+      : undefined;
   // Checked in the work, so a write run again in a new transaction (after a fault) is checked again.
   const write = async (db: Kysely<AgbossDatabase>) => {
     // Asked on every run: a pass of this fence may have been lost while the write waited or failed.
     store.transactions?.refuseAfterLostCommit(fence);
     const noted = store.transactions?.fenceChecked(db, fence);
+    if (noted === true && checked !== undefined) {
+      await checked().unread(store, db, args);
+      return;
+    }
     const row = await query.first(db, args);
     if (row?.fenced !== true) throw new LeaseLostError(fence);
     // The statement locked the lease row for share: a later write in the same transaction need not.

@@ -1,4 +1,4 @@
-import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from "kysely";
+import type { Compilable, Kysely, QueryResult } from "kysely";
 import { runOn } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 import type { StoreDatabase } from "./write-transactions.js";
@@ -38,9 +38,13 @@ export class PreparedQuery<TArgs, TRow = unknown> {
    * write transaction holds on a synchronous driver, at once (see `hold`).
    */
   execute(db: Kysely<AgbossDatabase>, args: TArgs): Promise<QueryResult<TRow>> {
+    return runOn<TRow>(db, this.#sql, this.#parametersOf(args));
+  }
+
+  /** The statement's parameters, each slot replaced by its argument. */
+  #parametersOf(args: TArgs): unknown[] {
     const values = args as Record<string, unknown>;
-    const parameters = this.#parameters.map((value) => (value instanceof Slot ? values[value.name] : value));
-    return runOn<TRow>(db, this.#sql, parameters);
+    return this.#parameters.map((value) => (value instanceof Slot ? values[value.name] : value));
   }
 
   /**
@@ -51,8 +55,7 @@ export class PreparedQuery<TArgs, TRow = unknown> {
    */
   async unread(store: StoreDatabase, db: Kysely<AgbossDatabase>, args: TArgs): Promise<void> {
     const marker = store.capabilities.deferUnreadStatement;
-    if (marker !== undefined) await db.executeQuery(CompiledQuery.raw(marker));
-    await this.execute(db, args);
+    await runOn(db, marker === undefined ? this.#sql : marker + this.#sql, this.#parametersOf(args));
   }
 
   /** Runs the query and returns its first row, if any. */

@@ -69,13 +69,12 @@ export interface StoreDialectCapabilities {
    */
   readonly commitWithNextStatement?: string | undefined;
   /**
-   * A statement the driver answers itself, with no round trip, which says that the next statement is a
-   * write that returns no rows and whose result nobody reads (a thread's save, an audit entry). Inside a
-   * transaction the driver may answer that statement at once too, with no rows, and send it in the same
-   * round trip as the transaction's next statement or its `commit` (Postgres: bound and run in front of
-   * it, before one Sync). Its error then surfaces there, and the transaction does not commit; so the
-   * store sends it only inside a transaction, where any failed statement fails the transaction anyway.
-   * Outside a transaction the driver runs the statement as it comes.
+   * What the store puts before the text of a write that returns no rows and whose result nobody reads
+   * (a thread's save, an audit entry; a comment, so the text still runs as it is). Inside a transaction
+   * the driver may answer such a statement at once, with no rows, and send it in the same round trip as
+   * the transaction's next statement or its `commit` (Postgres: bound and run in front of it, before one
+   * Sync). Its error then surfaces there, and the transaction does not commit. Outside a transaction the
+   * driver runs it as it comes.
    */
   readonly deferUnreadStatement?: string | undefined;
   /**

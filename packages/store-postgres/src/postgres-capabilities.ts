@@ -18,8 +18,8 @@ export const POSTGRES_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   writableCtes: true,
   // Answered by the store's pool view (`prepared-statements.ts`), which commits behind the next statement.
   commitWithNextStatement: "-- agboss: commit with the next statement",
-  // Answered by the same view, which sends the unread statement in front of the transaction's next one.
-  deferUnreadStatement: "-- agboss: the next statement's result is not read",
+  // Read by the same view, which sends such a statement in front of the transaction's next one.
+  deferUnreadStatement: "/* agboss: result not read */ ",
   // Lost connections, serialization failures, deadlocks and a full server are retried where safe.
   faultOf: postgresFaultOf,
 });

@@ -65,12 +65,14 @@ interface StatementNames {
  *   its closing statement (see {@link BatchedStatement}); a transaction that ends before its first
  *   statement sends neither. The store runs one statement at a time on a connection, which this relies
  *   on: a statement is sent only once the one before it has answered.
- * - There too, inside a transaction, a statement the store marks as unread (`deferUnread` before it: a
- *   write that returns no rows, whose result nobody reads) is answered at once with no rows and held
- *   back, once the connection has it prepared: it is bound and run in front of the transaction's next
- *   statement, or of its `commit`, in the same batch. Its error, if any, is then that statement's (or
- *   the `commit`'s): the server skips the rest of the batch, and the transaction does not commit. A
- *   `rollback` drops what is held back unsent.
+ * - There too, inside a transaction, a statement the store marks as unread (its text begins with
+ *   `deferUnread`: a write that returns no rows, whose result nobody reads) is answered at once with no
+ *   rows and held back, once the connection has it and the `commit` prepared: it is bound and run in
+ *   front of the transaction's next statement, or of its `commit`, in the same batch. Its error, if
+ *   any, is then that statement's (or the `commit`'s): the server skips the rest of the batch, and the
+ *   transaction does not commit. A `rollback` drops what is held back unsent.
+ * - A `commit` the server answers with `ROLLBACK` (the transaction had failed: a statement in it was
+ *   refused, and its caller went on) is an error here, never a success: nothing of it was kept.
  * @internal
  */
 export function storeClientPool(pool: PostgresPool, options: StoreClientOptions): PostgresPool {
@@ -101,7 +103,7 @@ export interface StoreClientOptions {
   readonly begin: string;
   /** The marker a pass transaction sends before its closing statement (`commitWithNextStatement`). */
   readonly commitWithNext: string;
-  /** The marker a transaction sends before a statement whose result it does not read (`deferUnreadStatement`). */
+  /** What the store puts before the text of a statement whose result it does not read (`deferUnreadStatement`). */
   readonly deferUnread: string;
 }
 
@@ -136,8 +138,6 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
   let committed = false;
   // A transaction is open on the connection (its `begin` sent, or held back in `opening`).
   let open = false;
-  // The next statement's result is not read: it may be held back (see `deferUnread`).
-  let deferNext = false;
   // Unread statements held back, in order, to go in front of the transaction's next statement.
   let held: Prefix[] = [];
   /** Whether `pg` has `name` prepared on the connection as `text` (so a batch need not parse it). */
@@ -157,11 +157,14 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
   /** `begin` or `commit`, named (prepared on the connection the first time) when statements are. */
   const control = (text: string): Promise<unknown> => {
     const name = names === undefined ? undefined : nameOf(names, text);
-    if (names === undefined || name === undefined) return run(text, []);
-    return run({ name, text, values: [] }).then((result) => {
-      names.controls.add(name);
-      return result;
-    }, forgetIfGone);
+    const sent =
+      names === undefined || name === undefined
+        ? run(text, [])
+        : run({ name, text, values: [] }).then((result) => {
+            names.controls.add(name);
+            return result;
+          }, forgetIfGone);
+    return text === "commit" ? sent.then(committedOrThrow) : sent;
   };
   /** The name of `text`, a `begin` or `commit`, once the connection has it prepared and takes batches. */
   const preparedControl = (text: string): string | undefined => {
@@ -202,11 +205,22 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     held = [];
     return before;
   };
-  /** Holds back `text`, an unread statement, when the connection has it prepared; false otherwise. */
+  /**
+   * Holds back `text`, an unread statement, when the connection has it and the `commit` prepared (the
+   * `commit` that flushes it must go as a batch) and no statement is to carry the commit; false otherwise.
+   */
   const holdBack = (text: string, values: unknown): boolean => {
     const name = names?.byText.get(text);
-    if (name === undefined || !parsedAs(name, text) || !Array.isArray(values)) return false;
-    held.push({ statement: name, text, values });
+    if (name === undefined || committing || !parsedAs(name, text) || !Array.isArray(values)) return false;
+    if (preparedControl("commit") === undefined) return false;
+    let mapped: unknown[];
+    try {
+      // Turned into what goes on the wire now: what cannot be runs as it comes, and fails there.
+      mapped = values.map(prepareValue);
+    } catch {
+      return false;
+    }
+    held.push({ statement: name, text, values: mapped });
     return true;
   };
 
@@ -218,12 +232,12 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       committing = true;
       return Promise.resolve(emptyResult("select"));
     }
-    if (bare && text === options.deferUnread) {
-      deferNext = open;
-      return Promise.resolve(emptyResult("select"));
+    if (typeof text === "string" && text.startsWith(options.deferUnread)) {
+      // One call: nothing the store runs meanwhile on the connection can come between mark and statement.
+      const statement = text.slice(options.deferUnread.length);
+      if (open && !bare && holdBack(statement, values)) return Promise.resolve(emptyResult("select"));
+      return query(statement, values);
     }
-    const unread = deferNext;
-    deferNext = false;
     if (bare && (text === "commit" || text === "rollback")) {
       const ended = committed;
       committed = false;
@@ -251,9 +265,8 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
         return Promise.resolve(emptyResult("begin"));
       }
     }
-    if (unread && typeof text === "string" && !bare && holdBack(text, values)) {
-      return Promise.resolve(emptyResult("select"));
-    }
+    // Any other statement that ends a transaction: nothing is held back from here on.
+    if (bare && /^\s*(commit|rollback|end|abort)\b/i.test(text)) open = false;
     const commit = committing;
     committing = false;
     // The `commit` a statement carries, or sends right after it where it cannot go in its batch.
@@ -269,7 +282,7 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       // A cursor, or a statement without parameters: what goes in front of it goes on its own first.
       let first: Promise<unknown> = Promise.resolve();
       for (const { statement: name, text: heldText, values: heldValues } of before) {
-        first = first.then(() => run({ name, text: heldText, values: heldValues }));
+        first = first.then(() => run({ name, text: heldText, values: heldValues }).catch(forgetIfGone));
       }
       sent = first.then(() => run(text, values));
       if (commit) sent = sent.then(commitAfter);
@@ -286,13 +299,11 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
   /** The transaction's `commit`, with the statements held back (and a held-back `begin`) in its batch. */
   const commitHeld = (): Promise<unknown> => {
     const before = takeBefore();
-    const name = names === undefined ? undefined : nameOf(names, "commit");
-    const config = name === undefined ? { text: "commit", values: [] } : { name, text: "commit", values: [] };
+    // Held only once the connection has the `commit` prepared (see holdBack).
+    const name = preparedControl("commit") as string;
+    const config = { name, text: "commit", values: [] };
     return callbackQuery(target, client, new BatchedStatement(config, before, undefined), undefined).then(
-      (result) => {
-        if (name !== undefined) names?.controls.add(name);
-        return result;
-      },
+      committedOrThrow,
       (error: unknown) => {
         if (names !== undefined && isStalePreparedStatement(error)) {
           for (const { text: stale, statement: staleName } of before) {
@@ -315,7 +326,6 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
           committing = false;
           committed = false;
           open = false;
-          deferNext = false;
           held = [];
           return Reflect.apply(value, object, args);
         };
@@ -328,6 +338,21 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
 /** What `pg` gives for a statement that returns no rows, for a `begin` or an end not sent to the server. */
 function emptyResult(command: string): { command: string; rowCount: null; rows: never[]; fields: never[] } {
   return { command: command.toUpperCase(), rowCount: null, rows: [], fields: [] };
+}
+
+/**
+ * The result of a `commit`, or the error it is when the server answered `ROLLBACK`: the transaction had
+ * failed (a statement in it was refused, and its caller went on), so nothing of it was kept.
+ */
+function committedOrThrow(result: unknown): unknown {
+  if ((result as { command?: unknown } | null)?.command !== "ROLLBACK") return result;
+  throw Object.assign(
+    new Error(
+      "The transaction could not commit: a statement in it had failed, so the server rolled it back and " +
+        "nothing of it was kept.",
+    ),
+    { code: "25P02" },
+  );
 }
 
 /** The parts of `pg`'s connection that {@link BatchedStatement} writes to. */
@@ -345,6 +370,7 @@ interface ProtocolWriter {
 interface ExtendedQuery {
   prepare(connection: ProtocolWriter): void;
   handleCommandComplete(message: unknown, connection: ProtocolWriter): void;
+  handleDataRow(message: unknown): void;
 }
 
 /** A prepared statement bound and run in front of another in its batch: a `begin`, or a statement held back. */
@@ -382,9 +408,15 @@ class BatchedStatement extends PgQuery {
   #completed = 0;
 
   constructor(config: object, before: readonly Prefix[], commit: string | undefined) {
-    super(config);
+    // Always by the extended protocol: its messages are where the others go.
+    super({ ...config, queryMode: "extended" });
     this.#before = before;
     this.#commit = commit;
+  }
+
+  /** Rows of a statement in front (none is expected: they return none) are not the statement's. */
+  override handleDataRow(message: unknown): void {
+    if (this.#completed >= this.#before.length) super.handleDataRow(message);
   }
 
   override prepare(connection: ProtocolWriter): void {

@@ -303,10 +303,13 @@ describe("a pass transaction's closing statement carries its commit", () => {
     })) as Fence;
     const asked = await store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence);
     /** A pass: a checkpoint under the fence, then marking the pause sent, which closes it. */
-    const pass = async (step: number) => {
-      await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step }), META, { step });
-      await store.pauses.markSent("acme", asked.pauseId, fence);
-    };
+    const pass = Object.assign(
+      async (step: number) => {
+        await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step }), META, { step });
+        await store.pauses.markSent("acme", asked.pauseId, fence);
+      },
+      { asked: async () => asked },
+    );
     const stored = async () => {
       const { rows } = await pool.query<{ n: number }>(
         `select count(*)::int as n from "${schema}".agboss_checkpoints where thread_id = 't-pass'`,
@@ -342,6 +345,75 @@ describe("a pass transaction's closing statement carries its commit", () => {
     expect(calls).toEqual(["with", "with"]);
     expect(await stored()).toBe(2);
     expect(await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)).toEqual(asked);
+    await store.close();
+  });
+
+  test("a pass's checkpoint writes after its first go with its next statement: three checkpoints and the closing write are two round trips", async () => {
+    const { store, fence, calls, pass, stored, pool, schema } = await openPass();
+    // Two passes prepare every statement the third runs (the later writes' own, unfenced one included).
+    await pass(1);
+    await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 2 }), META, {
+      step: 2,
+    });
+    await store.checkpointer.putWrites(
+      { configurable: { ...checkpointConfig("t-pass", fence).configurable, checkpoint_id: "x" } },
+      [["messages", { n: 1 }]],
+      "task-1",
+    );
+    await pass(3);
+    calls.splice(0);
+    const config = checkpointConfig("t-pass", fence);
+    for (const step of [4, 5, 6]) {
+      await store.checkpointer.put(config, checkpoint({ step }), META, { step });
+    }
+    await store.checkpointer.putWrites(
+      { configurable: { ...config.configurable, checkpoint_id: "y" } },
+      [["messages", { n: 2 }]],
+      "task-2",
+    );
+    // The first checks the fence (and locks the lease row for share until the commit); the second,
+    // closing the pass, carries the other three writes in front of it and the commit behind it.
+    expect(await store.pauses.markSent("acme", (await pass.asked()).pauseId, fence)).toBeDefined();
+    expect(calls).toEqual(["with", "with"]);
+    expect(await stored()).toBe(6);
+    const { rows } = await pool.query<{ n: number }>(
+      `select count(*)::int as n from "${schema}".agboss_checkpoint_writes where checkpoint_id = 'y'`,
+    );
+    expect(rows[0]?.n).toBe(1);
+    await store.close();
+  });
+
+  test("a later checkpoint write the server refuses fails its pass: the writes before it are not committed and the holder's next writes are refused", async () => {
+    const { store, fence, pass, stored, pool, schema } = await openPass();
+    const config = checkpointConfig("t-pass", fence);
+    const asked = await pass.asked();
+    // A pass of two checkpoints prepares the later writes' statement on the connection.
+    const first = checkpoint({ step: 1 });
+    const second = checkpoint({ step: 2 });
+    await Promise.all([
+      store.checkpointer.put(config, first, META, { step: 1 }),
+      store.checkpointer.put(config, second, META, { step: 2 }),
+      store.pauses.markSent("acme", asked.pauseId, fence),
+    ]);
+    await pool.query(
+      `alter table "${schema}".agboss_checkpoints add constraint no_refused check (checkpoint_id not like 'refused%')`,
+    );
+    // Issued together, as the graph does, so they share one pass transaction. The refused one is neither
+    // checked nor sent when it resolves, as an applied write may resolve before its commit.
+    const [third, refused] = await Promise.allSettled([
+      store.checkpointer.put(config, checkpoint({ step: 3 }), META, { step: 3 }),
+      store.checkpointer.put(config, { ...checkpoint({ step: 4 }), id: "refused-4" }, META, { step: 4 }),
+    ]);
+    expect([third.status, refused.status]).toEqual(["fulfilled", "fulfilled"]);
+    // A read waits for the pass: its commit failed, and nothing of it was kept.
+    expect((await store.checkpointer.getTuple(config))?.checkpoint.id).toBe(second.id);
+    expect(await stored()).toBe(2);
+    await expect(
+      store.checkpointer.put(config, checkpoint({ step: 5 }), META, { step: 5 }),
+    ).rejects.toMatchObject({ name: "StoreUnavailableError", cause: { code: "23514" } });
+    await expect(store.pauses.markSent("acme", asked.pauseId, fence)).rejects.toMatchObject({
+      name: "StoreUnavailableError",
+    });
     await store.close();
   });
 
@@ -570,7 +642,7 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     await client.query("commit", []);
     client.release();
     calls.splice(0);
-    return { connect, write, count, seen, calls, table };
+    return { connect, write, count, seen, calls, table, pool };
   }
 
   test("an unread write answers at once and goes in the commit's round trip, which commits it", async () => {
@@ -579,8 +651,7 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     await client.query(BEGIN, []);
     await client.query(count, [2]);
     expect(calls).toHaveLength(1);
-    await client.query(UNREAD, []);
-    expect((await client.query(write, [2, "unread"])).rows).toEqual([]);
+    expect((await client.query(UNREAD + write, [2, "unread"])).rows).toEqual([]);
     // Nothing went to the server for it yet.
     expect(calls).toHaveLength(1);
     expect(await seen(2)).toBe(false);
@@ -594,8 +665,7 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     const { connect, write, count, seen, calls } = await openView();
     const client = await connect();
     await client.query(BEGIN, []);
-    await client.query(UNREAD, []);
-    await client.query(write, [2, "unread"]);
+    await client.query(UNREAD + write, [2, "unread"]);
     expect(calls).toHaveLength(0);
     // The begin, the held write and the count: one round trip, the count's own result.
     expect((await client.query(count, [2])).rows).toEqual([{ n: 1 }]);
@@ -612,16 +682,14 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     const client = await connect();
     await client.query(BEGIN, []);
     await client.query(write, [2, "before"]);
-    await client.query(UNREAD, []);
     // Row 1 is there already: the write fails, and the commit behind it is skipped.
-    await client.query(write, [1, "again"]);
+    await client.query(UNREAD + write, [1, "again"]);
     await expect(client.query("commit", [])).rejects.toMatchObject({ code: "23505" });
     await client.query("rollback", []);
     expect(await seen(2)).toBe(false);
     // The connection goes on as before.
     await client.query(BEGIN, []);
-    await client.query(UNREAD, []);
-    await client.query(write, [3, "after"]);
+    await client.query(UNREAD + write, [3, "after"]);
     await client.query("commit", []);
     expect(await seen(3)).toBe(true);
     expect((await client.query(count, [3])).rows).toEqual([{ n: 1 }]);
@@ -632,8 +700,7 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     const { connect, write, count, seen } = await openView();
     const client = await connect();
     await client.query(BEGIN, []);
-    await client.query(UNREAD, []);
-    await client.query(write, [1, "again"]);
+    await client.query(UNREAD + write, [1, "again"]);
     await expect(client.query(count, [1])).rejects.toMatchObject({ code: "23505" });
     await client.query("rollback", []);
     await client.query(BEGIN, []);
@@ -648,19 +715,65 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     const client = await connect();
     await client.query(BEGIN, []);
     await client.query(count, [5]);
-    await client.query(UNREAD, []);
-    await client.query(write, [5, "dropped"]);
+    await client.query(UNREAD + write, [5, "dropped"]);
     await client.query("rollback", []);
     expect(calls).toEqual([count, "rollback"]);
     expect(await seen(5)).toBe(false);
     client.release();
   });
 
+  test("a commit the server answers with ROLLBACK is an error: a statement had failed, its caller went on, and nothing was kept", async () => {
+    const { connect, write, seen } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(write, [2, "kept?"]);
+    await expect(client.query(write, [1, "again"])).rejects.toMatchObject({ code: "23505" });
+    await expect(client.query("commit", [])).rejects.toMatchObject({ code: "25P02" });
+    expect(await seen(2)).toBe(false);
+    await client.query("rollback", []);
+    await client.query(BEGIN, []);
+    await client.query(write, [3, "next"]);
+    await client.query("commit", []);
+    expect(await seen(3)).toBe(true);
+    client.release();
+  });
+
+  test("an unread write is not held back when it is to carry the commit: it runs, committed, at once", async () => {
+    const { connect, write, count, seen, calls } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(count, [1]);
+    await client.query(POSTGRES_CAPABILITIES.commitWithNextStatement as string, []);
+    await client.query(UNREAD + write, [2, "closing"]);
+    expect(calls).toHaveLength(2);
+    expect(await seen(2)).toBe(true);
+    await client.query("commit", []);
+    expect(calls).toHaveLength(2);
+    client.release();
+  });
+
+  test("prepared statements dropped while a write is held back: the commit it went with fails, and the next transaction prepares them again", async () => {
+    const { connect, write, seen, pool } = await openView();
+    const raw = await pool.connect();
+    await raw.query("deallocate all");
+    raw.release();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(UNREAD + write, [2, "held"]);
+    await expect(client.query("commit", [])).rejects.toMatchObject({ code: "26000" });
+    await client.query("rollback", []);
+    expect(await seen(2)).toBe(false);
+    await client.query(BEGIN, []);
+    await client.query(UNREAD + write, [3, "prepared again"]);
+    await client.query("commit", []);
+    expect(await seen(3)).toBe(true);
+    client.release();
+  });
+
   test("outside a transaction an unread write runs as it comes", async () => {
     const { connect, write, seen, calls } = await openView();
     const client = await connect();
-    await client.query(UNREAD, []);
-    await client.query(write, [6, "autocommit"]);
+    await client.query(UNREAD + write, [6, "autocommit"]);
     expect(calls).toEqual([write]);
     expect(await seen(6)).toBe(true);
     client.release();
@@ -671,16 +784,14 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     const fresh = `insert into ${table} (note, id) values ($2, $1)`;
     const client = await connect();
     await client.query(BEGIN, []);
-    await client.query(UNREAD, []);
-    await client.query(fresh, [7, "not prepared"]);
+    await client.query(UNREAD + fresh, [7, "not prepared"]);
     expect(calls).toEqual([fresh]);
     expect(await seen(7)).toBe(false);
     await client.query("commit", []);
     expect(await seen(7)).toBe(true);
     // Prepared now: the next one is held back.
     await client.query(BEGIN, []);
-    await client.query(UNREAD, []);
-    await client.query(fresh, [8, "prepared"]);
+    await client.query(UNREAD + fresh, [8, "prepared"]);
     expect(calls).toEqual([fresh, "commit"]);
     await client.query("commit", []);
     expect(await seen(8)).toBe(true);
@@ -783,23 +894,53 @@ describe("the store's units of work send their unread writes with their commit",
   });
 
   test("an unread write refused at the commit fails the unit, and nothing of the unit is kept", async () => {
-    const { store, schema, pool } = await openOnRecordedConnection(firstWord);
+    const { store, schema, pool, calls } = await openOnRecordedConnection(firstWord);
     await start(store, 1);
     await pool.query(
       `alter table "${schema}".agboss_threads add constraint no_refused check (owner_id <> 'refused')`,
     );
+    calls.splice(0);
+    let saved = false;
     await expect(
       store.atomically(async () => {
         await store.leases.acquire(lease("acme/thread-3", "h-3"));
         await store.threads.save({ ...thread("thread-3"), ownerId: "refused" });
+        // Held back, so told done: the server has not seen it yet.
+        saved = true;
         await store.executions.save(execution("e-3", "running"));
       }),
     ).rejects.toMatchObject({ code: "23514" });
+    expect(saved).toBe(true);
+    // The lease, then the commit with both saves in front: the thread's refused, the commit skipped.
+    expect(calls.slice(0, 2)).toEqual(["insert", "commit"]);
     expect(await store.leases.find("acme/thread-3")).toBeUndefined();
     expect(await store.executions.findByTenantIdAndExecutionId("acme", "e-3")).toBeUndefined();
     // The connection goes on: the next unit commits.
     await start(store, 4);
     expect(await store.threads.findByTenantIdAndThreadId("acme", "thread-4")).toBeDefined();
+    await store.close();
+  });
+
+  test("a connection lost while the commit carries the unit's held writes leaves the outcome unknown, as a lost commit does", async () => {
+    const { store, schema } = await openOnRecordedConnection(firstWord);
+    await start(store, 1);
+    await expect(
+      store.atomically(async () => {
+        await store.leases.acquire(lease("acme/thread-5", "h-5"));
+        await store.threads.save(thread("thread-5"));
+        // The unit's own connection (the last statement it ran names this test's schema) is cut off.
+        await withClient((client) =>
+          client.query(
+            `select pg_terminate_backend(pid) from pg_stat_activity
+              where state = 'idle in transaction' and query like $1 and pid <> pg_backend_pid()`,
+            [`%${schema}%`],
+          ),
+        );
+      }),
+    ).rejects.toMatchObject({
+      name: "StoreUnavailableError",
+      message: expect.stringContaining("outcome is unknown"),
+    });
     await store.close();
   });
 });

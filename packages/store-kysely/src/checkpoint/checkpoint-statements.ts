@@ -1,5 +1,5 @@
 import type { Fence } from "@agboss/core/store";
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from "kysely";
 import { FENCED, fenceArgs, runFenced, typed, unnest, withFence } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type {
@@ -108,7 +108,7 @@ export class CheckpointStatements {
   readonly #store: StoreDatabase;
   /** By fenced, then by whether superseded checkpoints are deleted. */
   readonly #put = new Map<string, PreparedQuery<PutArgs, { fenced: boolean }>>();
-  readonly #writes = new Map<boolean, PreparedQuery<WritesArgs, { fenced: boolean }>>();
+  readonly #writes = new Map<boolean | "checked", PreparedQuery<WritesArgs, { fenced: boolean }>>();
   /** By whether a checkpoint id is asked for (else the latest). */
   readonly #reads = new Map<boolean, PreparedQuery<ReadArgs, PartRow>>();
 
@@ -205,7 +205,10 @@ export class CheckpointStatements {
       reached_ids: (reached ?? []).map((value) => value.checkpoint_id),
       reached_channels: (reached ?? []).map((value) => value.channel),
     };
-    await runFenced(this.#store, query, args, fence, { applied: true });
+    await runFenced(this.#store, query, args, fence, {
+      applied: true,
+      checked: () => this.#variant(this.#put, `checked/${prune}`, () => this.#buildPut(false, prune, true)),
+    });
   }
 
   /**
@@ -240,7 +243,24 @@ export class CheckpointStatements {
       replace_types: replaced.map((row) => row.type),
       replace_values: replaced.map((row) => row.value),
     };
-    await runFenced(this.#store, query, args, fence, { applied: true });
+    await runFenced(this.#store, query, args, fence, {
+      applied: true,
+      checked: () => this.#variant(this.#writes, "checked", () => this.#buildWrites(false, true)),
+    });
+  }
+
+  /** The query `build` makes, compiled once under `name` in `cache`. */
+  #variant<TKey, TArgs, TRow>(
+    cache: Map<TKey, PreparedQuery<TArgs, TRow>>,
+    name: TKey,
+    build: () => PreparedQuery<TArgs, TRow>,
+  ): PreparedQuery<TArgs, TRow> {
+    let query = cache.get(name);
+    if (query === undefined) {
+      query = build();
+      cache.set(name, query);
+    }
+    return query;
   }
 
   #buildRead(byId: boolean): PreparedQuery<ReadArgs, PartRow> {
@@ -337,7 +357,8 @@ export class CheckpointStatements {
     });
   }
 
-  #buildPut(fenced: boolean, prune: boolean): PreparedQuery<PutArgs, { fenced: boolean }> {
+  /** With `silent`, the statement returns no rows (for a write sent without reading its result). */
+  #buildPut(fenced: boolean, prune: boolean, silent = false): PreparedQuery<PutArgs, { fenced: boolean }> {
     return new PreparedQuery<PutArgs, { fenced: boolean }>((slot) => {
       const text = (name: keyof PutArgs & string) => typed(slot(name), "text");
       const key = {
@@ -439,11 +460,12 @@ export class CheckpointStatements {
               .where(FENCED),
           ) as unknown as typeof query;
       }
-      return query.selectNoFrom(FENCED.as("fenced"));
+      return silentIf(silent, query.selectNoFrom(FENCED.as("fenced")));
     });
   }
 
-  #buildWrites(fenced: boolean): PreparedQuery<WritesArgs, { fenced: boolean }> {
+  /** With `silent`, the statement returns no rows (for a write sent without reading its result). */
+  #buildWrites(fenced: boolean, silent = false): PreparedQuery<WritesArgs, { fenced: boolean }> {
     return new PreparedQuery<WritesArgs, { fenced: boolean }>((slot) => {
       const text = (name: keyof WritesArgs & string) => typed(slot(name), "text");
       const rows = (db: Kysely<AgbossDatabase>, prefix: "keep" | "replace") =>
@@ -483,7 +505,7 @@ export class CheckpointStatements {
         "task_path",
       ] as const;
       const conflictKey = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
-      return withFence(this.#store, fenced, slot)
+      const select = withFence(this.#store, fenced, slot)
         .with("kept", (qb) =>
           qb
             .insertInto("agboss_checkpoint_writes")
@@ -506,6 +528,18 @@ export class CheckpointStatements {
             ),
         )
         .selectNoFrom(FENCED.as("fenced"));
+      return silentIf(silent, select);
     });
   }
+}
+
+/**
+ * The statement with its closing `select` answering no row when `silent`: its `with` clauses still run
+ * (Postgres runs every data-modifying one to its end, whatever the statement reads of it).
+ */
+function silentIf<TQuery extends { where(expression: Expression<SqlBool>): TQuery }>(
+  silent: boolean,
+  query: TQuery,
+): TQuery {
+  return silent ? query.where(sql<SqlBool>`false`) : query;
 }

@@ -10,7 +10,7 @@ import { FENCED, type FenceArgs, fenceArgs, runFenced, typed, withFence } from "
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, ExecutionTable, PauseAnswerTable } from "../schema/agboss-database.js";
 import { fromJsonText, toJsonText, toMillis } from "../schema/columns.js";
-import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { inWriteStatement, inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 import { expireLeaseQuery } from "./kysely-lease-repository.js";
 
 /** {@link ExecutionRecordRepository} on kysely; records and answers are JSON text columns. */
@@ -110,6 +110,11 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
         this.#fencedSaves.set(releases, query);
       }
       await runFenced(this.#store, query, { ...values, ...fenceArgs(fence) }, fence);
+      return;
+    }
+    if (fence === undefined) {
+      // One idempotent upsert: see savePauseAnswer.
+      await inWriteStatement(this.#store, (db) => this.#save.unread(this.#store, db, values));
       return;
     }
     await inWriteTransaction(
@@ -258,9 +263,10 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
   }
 
   async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
-    // Nothing reads what the insert returns: in a transaction it may go with the next statement.
-    await inWriteTransaction(this.#store, (trx) =>
-      this.#saveAnswer.unread(this.#store, trx, {
+    // One idempotent statement whose result nothing reads: in a unit of work it may go to the server
+    // with the unit's next statement; on its own it runs in autocommit, run again after any fault.
+    await inWriteStatement(this.#store, (db) =>
+      this.#saveAnswer.unread(this.#store, db, {
         tenant_id: tenantId,
         idempotency_key: answer.idempotencyKey,
         root_execution_id: rootExecutionId,

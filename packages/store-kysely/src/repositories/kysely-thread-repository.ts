@@ -3,7 +3,7 @@ import type { Insertable, Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type { ThreadTable } from "../schema/agboss-database.js";
 import { toMillis } from "../schema/columns.js";
-import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
+import { inWriteStatement, type StoreDatabase } from "../write-transactions.js";
 
 /** {@link ThreadRepository} on kysely. */
 export class KyselyThreadRepository implements ThreadRepository {
@@ -60,8 +60,9 @@ export class KyselyThreadRepository implements ThreadRepository {
       created_at: thread.createdAt,
       updated_at: thread.updatedAt,
     };
-    // Nothing reads what the save returns: in a transaction it may go with the next statement.
-    await inWriteTransaction(this.#store, (trx) => this.#save.unread(this.#store, trx, values));
+    // One idempotent statement whose result nothing reads: in a unit of work it may go to the server
+    // with the unit's next statement; on its own it runs in autocommit, run again after any fault.
+    await inWriteStatement(this.#store, (db) => this.#save.unread(this.#store, db, values));
   }
 }
 
