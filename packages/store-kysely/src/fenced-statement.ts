@@ -78,9 +78,9 @@ export async function runFenced<TArgs>(
      * has found the fence current already: the lease row is locked there until the transaction ends,
      * so nothing needs checking, and nothing is read back, so where the dialect can
      * (`deferUnreadStatement`) the statement goes to the server with the transaction's next one. If
-     * the server refuses it there, that next write (or the commit) fails with its error; the pass then
-     * runs its resolved writes again, this one checked and sent alone, and is lost at it (see
-     * `PassTransactions`): the holder's later writes are refused, as after any lost commit.
+     * the server refuses it there (the driver marks the error with `markHeldRefused`), the pass is lost
+     * at it (see `PassTransactions`): its pending writes fail with that error and the holder's later
+     * writes are refused, as after any lost commit.
      */
     readonly checked?: () => PreparedQuery<TArgs>;
   },

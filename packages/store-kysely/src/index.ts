@@ -16,7 +16,11 @@ export { KyselyLeaseRepository } from "./repositories/kysely-lease-repository.js
 export { KyselyPausedExecutionRepository } from "./repositories/kysely-paused-execution-repository.js";
 export { KyselyThreadRepository } from "./repositories/kysely-thread-repository.js";
 export type * from "./schema/agboss-database.js";
-export { markCommitInFlight, type StoreDialectCapabilities } from "./store-dialect-capabilities.js";
+export {
+  markCommitInFlight,
+  markHeldRefused,
+  type StoreDialectCapabilities,
+} from "./store-dialect-capabilities.js";
 export {
   DEFAULT_STORE_RETRY,
   StoreFault,

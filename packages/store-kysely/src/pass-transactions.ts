@@ -4,7 +4,7 @@ import { CompiledQuery, type Kysely } from "kysely";
 import type { FaultRetry } from "./fault-retry.js";
 import { runCompiledOn } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
-import { commitInFlight } from "./store-dialect-capabilities.js";
+import { commitInFlight, heldRefused } from "./store-dialect-capabilities.js";
 import { StoreFault } from "./store-faults.js";
 import type { WriteGate } from "./write-gate.js";
 
@@ -253,6 +253,8 @@ export class PassTransactions {
         }
         // A fault fails the transaction, not the write: it stays first in the queue and runs again.
         if (fault !== undefined) throw error;
+        // A resolved write held back and sent in front of this one was refused: the pass is lost at it.
+        if (heldRefused(error)) throw new PassLost(error);
         pass.queue.shift();
         unit.reject(settledError(unit, error));
         return false;
@@ -300,8 +302,9 @@ export class PassTransactions {
         }
       }
       if (fault !== undefined) throw error;
-      // Refused for good: the closing write fails alone, the carried ones run again without it.
-      if (closing === undefined) throw new PassLost(error);
+      // Refused for good: the closing write fails alone, the carried ones run again without it; unless
+      // it was a carried write, held back and sent with the commit, that the server refused.
+      if (closing === undefined || heldRefused(error)) throw new PassLost(error);
       pass.queue.shift();
       closing.reject(settledError(closing, error));
       return false;

@@ -108,3 +108,26 @@ export function commitInFlight(error: unknown): boolean {
     (error as { [COMMIT_IN_FLIGHT]?: unknown })[COMMIT_IN_FLIGHT] === true
   );
 }
+
+/** Set on an error the server gave a statement held back (see `deferUnreadStatement`). */
+const HELD_REFUSED = Symbol.for("agboss.held-statement-refused");
+
+/**
+ * Marks `error` as the server's answer to a statement held back (`deferUnreadStatement`) and sent in
+ * front of another, and returns it: the statement it reached with did not run, and is not to blame.
+ */
+export function markHeldRefused<T>(error: T): T {
+  if (typeof error === "object" && error !== null) {
+    Object.defineProperty(error, HELD_REFUSED, { value: true, configurable: true });
+  }
+  return error;
+}
+
+/** Whether the driver marked `error` with {@link markHeldRefused}. @internal */
+export function heldRefused(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    (error as { [HELD_REFUSED]?: unknown })[HELD_REFUSED] === true
+  );
+}

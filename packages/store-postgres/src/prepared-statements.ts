@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { markCommitInFlight } from "@agboss/store-kysely";
+import { markCommitInFlight, markHeldRefused } from "@agboss/store-kysely";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 import pg from "pg";
 
@@ -215,8 +215,12 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     if (preparedControl("commit") === undefined) return false;
     let mapped: unknown[];
     try {
-      // Turned into what goes on the wire now: what cannot be runs as it comes, and fails there.
-      mapped = values.map(prepareValue);
+      // Turned into what goes on the wire now: what cannot be runs as it comes, and fails there. Bytes
+      // are copied: the caller is told done before they are sent, and may reuse its buffer.
+      mapped = values.map((value) => {
+        const prepared = prepareValue(value);
+        return prepared instanceof Uint8Array ? Buffer.from(prepared) : prepared;
+      });
     } catch {
       return false;
     }
@@ -369,6 +373,7 @@ interface ProtocolWriter {
 /** The methods of `pg`'s `Query` that {@link BatchedStatement} extends (not in `pg`'s type declarations). */
 interface ExtendedQuery {
   prepare(connection: ProtocolWriter): void;
+  handleError(error: unknown, connection: ProtocolWriter): void;
   handleCommandComplete(message: unknown, connection: ProtocolWriter): void;
   handleDataRow(message: unknown): void;
 }
@@ -412,6 +417,11 @@ class BatchedStatement extends PgQuery {
     super({ ...config, queryMode: "extended" });
     this.#before = before;
     this.#commit = commit;
+  }
+
+  /** An error met before the statement's turn is a statement in front's: marked so (see markHeldRefused). */
+  override handleError(error: unknown, connection: ProtocolWriter): void {
+    super.handleError(this.#completed < this.#before.length ? markHeldRefused(error) : error, connection);
   }
 
   /** Rows of a statement in front (none is expected: they return none) are not the statement's. */

@@ -173,8 +173,7 @@ describe("a PostgreSQL connection that goes away", () => {
       createdAt: 1_000,
       updatedAt: 1_000,
     };
-    // In a unit of work: on its own the save is one idempotent statement in autocommit, run again.
-    const saving = store.atomically(() => store.threads.save(thread)).catch((error: unknown) => error);
+    const saving = store.threads.save(thread).catch((error: unknown) => error);
     await waitFor(() => committing(application), "the COMMIT to wait");
     expect(await terminate(application)).toBeGreaterThan(0);
 

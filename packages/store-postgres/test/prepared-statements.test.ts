@@ -417,6 +417,42 @@ describe("a pass transaction's closing statement carries its commit", () => {
     await store.close();
   });
 
+  test("a later checkpoint write refused in front of the pass's next write fails the pass there: the next write is not to blame, and nothing runs again", async () => {
+    const { store, fence, pass, stored, pool, schema, calls } = await openPass();
+    const config = checkpointConfig("t-pass", fence);
+    const asked = await pass.asked();
+    await Promise.all([
+      store.checkpointer.put(config, checkpoint({ step: 1 }), META, { step: 1 }),
+      store.checkpointer.put(config, checkpoint({ step: 2 }), META, { step: 2 }),
+      store.pauses.markSent("acme", asked.pauseId, fence),
+    ]);
+    await pool.query(
+      `alter table "${schema}".agboss_checkpoints add constraint no_refused check (checkpoint_id not like 'refused%')`,
+    );
+    calls.splice(0);
+    const results = await Promise.allSettled([
+      store.checkpointer.put(config, checkpoint({ step: 3 }), META, { step: 3 }),
+      store.checkpointer.put(config, { ...checkpoint({ step: 4 }), id: "refused-4" }, META, { step: 4 }),
+    ]);
+    // Asked as they resolve, before the pass's turn is up: its statement (which reads what it stored)
+    // carries the refused one in front, and the server skips it.
+    results.push(
+      ...(await Promise.allSettled([store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence)])),
+    );
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect(results[2]).toMatchObject({ reason: { code: "23514" } });
+    // A read waits for the pass to end: its checkpoint is the last one committed.
+    expect((await store.checkpointer.getTuple(config))?.checkpoint.channel_values).toEqual({ step: 2 });
+    // The first write, the pause with the refused one in front, the rollback, and the read: the pass is
+    // not run again to find out whose error it was.
+    expect(calls).toEqual(["with", "with", "rollback", "with"]);
+    expect(await stored()).toBe(2);
+    await expect(store.pauses.markSent("acme", asked.pauseId, fence)).rejects.toMatchObject({
+      name: "StoreUnavailableError",
+    });
+    await store.close();
+  });
+
   test("the commit is really sent: another connection sees the pass's writes as soon as its closing write resolves", async () => {
     const { store, pass, schema } = await openPass();
     await pass(1);

@@ -112,11 +112,6 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       await runFenced(this.#store, query, { ...values, ...fenceArgs(fence) }, fence);
       return;
     }
-    if (fence === undefined) {
-      // One idempotent upsert: see savePauseAnswer.
-      await inWriteStatement(this.#store, (db) => this.#save.unread(this.#store, db, values));
-      return;
-    }
     await inWriteTransaction(
       this.#store,
       async (trx) => {
@@ -263,8 +258,9 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
   }
 
   async savePauseAnswer(tenantId: string, rootExecutionId: string, answer: StoredPauseAnswer): Promise<void> {
-    // One idempotent statement whose result nothing reads: in a unit of work it may go to the server
-    // with the unit's next statement; on its own it runs in autocommit, run again after any fault.
+    // One statement whose result nothing reads, which keeps the entry already stored: in a unit of work
+    // it may go to the server with the unit's next statement; on its own it runs in autocommit, and
+    // runs again after any fault.
     await inWriteStatement(this.#store, (db) =>
       this.#saveAnswer.unread(this.#store, db, {
         tenant_id: tenantId,

@@ -3,7 +3,7 @@ import type { Insertable, Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type { ThreadTable } from "../schema/agboss-database.js";
 import { toMillis } from "../schema/columns.js";
-import { inWriteStatement, type StoreDatabase } from "../write-transactions.js";
+import { inWriteTransaction, type StoreDatabase } from "../write-transactions.js";
 
 /** {@link ThreadRepository} on kysely. */
 export class KyselyThreadRepository implements ThreadRepository {
@@ -60,9 +60,10 @@ export class KyselyThreadRepository implements ThreadRepository {
       created_at: thread.createdAt,
       updated_at: thread.updatedAt,
     };
-    // One idempotent statement whose result nothing reads: in a unit of work it may go to the server
-    // with the unit's next statement; on its own it runs in autocommit, run again after any fault.
-    await inWriteStatement(this.#store, (db) => this.#save.unread(this.#store, db, values));
+    // Nothing reads what the save returns: it may go to the server with its transaction's next statement
+    // or commit. A transaction, not a statement run again after any fault: an upsert run again after it
+    // landed could overwrite a newer save of another process.
+    await inWriteTransaction(this.#store, (trx) => this.#save.unread(this.#store, trx, values));
   }
 }
 
