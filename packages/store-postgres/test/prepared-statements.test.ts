@@ -430,7 +430,7 @@ describe("a pass transaction's closing statement carries its commit", () => {
       `alter table "${schema}".agboss_checkpoints add constraint no_refused check (checkpoint_id not like 'refused%')`,
     );
     calls.splice(0);
-    const results = await Promise.allSettled([
+    const results: PromiseSettledResult<unknown>[] = await Promise.allSettled([
       store.checkpointer.put(config, checkpoint({ step: 3 }), META, { step: 3 }),
       store.checkpointer.put(config, { ...checkpoint({ step: 4 }), id: "refused-4" }, META, { step: 4 }),
     ]);
