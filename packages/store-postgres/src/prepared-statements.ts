@@ -140,6 +140,8 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
   let open = false;
   // Unread statements held back, in order, to go in front of the transaction's next statement.
   let held: Prefix[] = [];
+  // The first error a statement of the open transaction met: why a `commit` answered `ROLLBACK`.
+  let failure: unknown;
   /** Whether `pg` has `name` prepared on the connection as `text` (so a batch need not parse it). */
   const parsedAs = (name: string, text: string): boolean =>
     batches &&
@@ -164,7 +166,7 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
             names.controls.add(name);
             return result;
           }, forgetIfGone);
-    return text === "commit" ? sent.then(committedOrThrow) : sent;
+    return sent;
   };
   /** The name of `text`, a `begin` or `commit`, once the connection has it prepared and takes batches. */
   const preparedControl = (text: string): string | undefined => {
@@ -244,10 +246,12 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     }
     if (bare && (text === "commit" || text === "rollback")) {
       const ended = committed;
+      const failed = failure;
       committed = false;
       committing = false;
       open = false;
-      if (text === "commit" && held.length > 0) return commitHeld();
+      failure = undefined;
+      if (text === "commit" && held.length > 0) return commitHeld(failed);
       // A rollback sends nothing held back: the server never ran it.
       held = [];
       if (opening !== undefined || (ended && text === "commit")) {
@@ -256,12 +260,14 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
         opening = undefined;
         return Promise.resolve(emptyResult(text));
       }
-      return text === "commit" ? control(text) : run(text, values);
+      if (text === "rollback") return run(text, values);
+      return control(text).then((result) => committedOrThrow(result, failed));
     }
     if (bare && text === options.begin) {
       committed = false;
       open = true;
       held = [];
+      failure = undefined;
       if (names !== undefined) {
         const name = preparedControl(text);
         if (name === undefined) return control(text);
@@ -291,6 +297,12 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       sent = first.then(() => run(text, values));
       if (commit) sent = sent.then(commitAfter);
     }
+    if (open) {
+      sent = sent.catch((error: unknown) => {
+        failure ??= error;
+        throw error;
+      });
+    }
     if (!commit) return sent;
     // Until the transaction's own `commit` or `rollback`, what runs here runs on its own: the
     // transaction is committed.
@@ -301,13 +313,13 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     });
   };
   /** The transaction's `commit`, with the statements held back (and a held-back `begin`) in its batch. */
-  const commitHeld = (): Promise<unknown> => {
+  const commitHeld = (failed: unknown): Promise<unknown> => {
     const before = takeBefore();
     // Held only once the connection has the `commit` prepared (see holdBack).
     const name = preparedControl("commit") as string;
     const config = { name, text: "commit", values: [] };
     return callbackQuery(target, client, new BatchedStatement(config, before, undefined), undefined).then(
-      committedOrThrow,
+      (result) => committedOrThrow(result, failed),
       (error: unknown) => {
         if (names !== undefined && isStalePreparedStatement(error)) {
           for (const { text: stale, statement: staleName } of before) {
@@ -331,6 +343,7 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
           committed = false;
           open = false;
           held = [];
+          failure = undefined;
           return Reflect.apply(value, object, args);
         };
       }
@@ -348,12 +361,14 @@ function emptyResult(command: string): { command: string; rowCount: null; rows: 
  * The result of a `commit`, or the error it is when the server answered `ROLLBACK`: the transaction had
  * failed (a statement in it was refused, and its caller went on), so nothing of it was kept.
  */
-function committedOrThrow(result: unknown): unknown {
+function committedOrThrow(result: unknown, cause: unknown): unknown {
   if ((result as { command?: unknown } | null)?.command !== "ROLLBACK") return result;
+  const why = cause instanceof Error ? ` (${cause.message})` : "";
   throw Object.assign(
     new Error(
-      "The transaction could not commit: a statement in it had failed, so the server rolled it back and " +
-        "nothing of it was kept.",
+      `The transaction could not commit: a statement in it had failed${why}, so the server rolled it ` +
+        "back and nothing of it was kept.",
+      cause === undefined ? undefined : { cause },
     ),
     { code: "25P02" },
   );
