@@ -87,6 +87,21 @@ export interface StoreDialectCapabilities {
 
 /** Set on an error met with a transaction's `commit` on its way (see `commitWithNextStatement`). */
 const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
+/** Set on an error the server gave a statement held back (see `deferUnreadStatement`). */
+const HELD_REFUSED = Symbol.for("agboss.held-statement-refused");
+
+/** Puts `mark` on `error` (an object: anything else cannot carry it) and returns it. */
+function marked<T>(error: T, mark: symbol): T {
+  if (typeof error === "object" && error !== null) {
+    Object.defineProperty(error, mark, { value: true, configurable: true });
+  }
+  return error;
+}
+
+/** Whether `error` carries `mark`. */
+function carries(error: unknown, mark: symbol): boolean {
+  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[mark] === true;
+}
 
 /**
  * Marks `error`, met while a statement carrying its transaction's `commit` (`commitWithNextStatement`)
@@ -94,40 +109,23 @@ const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
  * outcome unknown.
  */
 export function markCommitInFlight(error: unknown): never {
-  if (typeof error === "object" && error !== null) {
-    Object.defineProperty(error, COMMIT_IN_FLIGHT, { value: true, configurable: true });
-  }
-  throw error;
+  throw marked(error, COMMIT_IN_FLIGHT);
 }
 
 /** Whether the driver marked `error` with {@link markCommitInFlight}. @internal */
 export function commitInFlight(error: unknown): boolean {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    (error as { [COMMIT_IN_FLIGHT]?: unknown })[COMMIT_IN_FLIGHT] === true
-  );
+  return carries(error, COMMIT_IN_FLIGHT);
 }
-
-/** Set on an error the server gave a statement held back (see `deferUnreadStatement`). */
-const HELD_REFUSED = Symbol.for("agboss.held-statement-refused");
 
 /**
  * Marks `error` as the server's answer to a statement held back (`deferUnreadStatement`) and sent in
  * front of another, and returns it: the statement it reached with did not run, and is not to blame.
  */
 export function markHeldRefused<T>(error: T): T {
-  if (typeof error === "object" && error !== null) {
-    Object.defineProperty(error, HELD_REFUSED, { value: true, configurable: true });
-  }
-  return error;
+  return marked(error, HELD_REFUSED);
 }
 
 /** Whether the driver marked `error` with {@link markHeldRefused}. @internal */
 export function heldRefused(error: unknown): boolean {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    (error as { [HELD_REFUSED]?: unknown })[HELD_REFUSED] === true
-  );
+  return carries(error, HELD_REFUSED);
 }

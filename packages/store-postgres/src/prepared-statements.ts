@@ -159,14 +159,11 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
   /** `begin` or `commit`, named (prepared on the connection the first time) when statements are. */
   const control = (text: string): Promise<unknown> => {
     const name = names === undefined ? undefined : nameOf(names, text);
-    const sent =
-      names === undefined || name === undefined
-        ? run(text, [])
-        : run({ name, text, values: [] }).then((result) => {
-            names.controls.add(name);
-            return result;
-          }, forgetIfGone);
-    return sent;
+    if (names === undefined || name === undefined) return run(text, []);
+    return run({ name, text, values: [] }).then((result) => {
+      names.controls.add(name);
+      return result;
+    }, forgetIfGone);
   };
   /** The name of `text`, a `begin` or `commit`, once the connection has it prepared and takes batches. */
   const preparedControl = (text: string): string | undefined => {
@@ -313,23 +310,9 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     });
   };
   /** The transaction's `commit`, with the statements held back (and a held-back `begin`) in its batch. */
-  const commitHeld = (failed: unknown): Promise<unknown> => {
-    const before = takeBefore();
-    // Held only once the connection has the `commit` prepared (see holdBack).
-    const name = preparedControl("commit") as string;
-    const config = { name, text: "commit", values: [] };
-    return callbackQuery(target, client, new BatchedStatement(config, before, undefined), undefined).then(
-      (result) => committedOrThrow(result, failed),
-      (error: unknown) => {
-        if (names !== undefined && isStalePreparedStatement(error)) {
-          for (const { text: stale, statement: staleName } of before) {
-            if (names.byText.get(stale) === staleName) names.byText.delete(stale);
-          }
-        }
-        return forgetIfGone(error);
-      },
-    );
-  };
+  // Held only once the connection has the `commit` prepared (see holdBack): it goes by its name.
+  const commitHeld = (failed: unknown): Promise<unknown> =>
+    statement("commit", [], takeBefore(), undefined).then((result) => committedOrThrow(result, failed));
 
   return new Proxy(client, {
     get(object, property) {

@@ -484,61 +484,63 @@ describe("a pass transaction's closing statement carries its commit", () => {
   });
 });
 
+/** A row of the view tests' table (`n` for their counts). */
+type NoteRow = { id: number; note: string; n?: number };
+
+/**
+ * The store's view of a recording pool of one connection, a table of its own to write to, and the
+ * statements the view tests run on it.
+ */
+async function openNotesView() {
+  const { pool, calls } = recordingPool(1, wholeText);
+  const schema = uniqueSchema();
+  schemas.push(schema);
+  const table = `"${schema}".notes`;
+  await withClient(async (client) => {
+    await client.query(`create schema "${schema}"`);
+    await client.query(`create table ${table} (id int primary key, note text not null)`);
+  });
+  const view = storeClientPool(pool as never, {
+    prepared: true,
+    begin: POSTGRES_CAPABILITIES.beginWriteTransaction,
+    commitWithNext: POSTGRES_CAPABILITIES.commitWithNextStatement as string,
+    deferUnread: POSTGRES_CAPABILITIES.deferUnreadStatement as string,
+  });
+  const connect = async () =>
+    (await view.connect()) as unknown as {
+      query(text: string, values: unknown[]): Promise<pg.QueryResult<NoteRow>>;
+      release(): void;
+    };
+  const insert = `insert into ${table} (id, note) values ($1, $2) returning id, note`;
+  /** An insert that returns no rows, which the store would mark as unread. */
+  const write = `insert into ${table} (id, note) values ($1, $2)`;
+  const count = `select count(*)::int as n from ${table} where id = $1`;
+  /** Whether another connection sees the row: it was committed, or written outside a transaction. */
+  const seen = async (id: number) =>
+    withClient(async (client) => {
+      const { rows } = await client.query<{ n: number }>(count, [id]);
+      return rows[0]?.n === 1;
+    });
+  /**
+   * One transaction through the view, so the connection has its begin, its commit and the statements
+   * the tests run prepared (a write with `id`, a count, another write with `id + 1000`).
+   */
+  const warm = async (id: number) => {
+    const client = await connect();
+    await client.query(POSTGRES_CAPABILITIES.beginWriteTransaction, []);
+    await client.query(insert, [id, "warm"]);
+    await client.query(write, [id + 1000, "warm"]);
+    await client.query(count, [id]);
+    await client.query("commit", []);
+    client.release();
+  };
+  return { pool, connect, insert, write, count, seen, warm, table, calls };
+}
+
 describe("the pool view's batches, one connection", () => {
   const BEGIN = POSTGRES_CAPABILITIES.beginWriteTransaction;
   const CARRY = POSTGRES_CAPABILITIES.commitWithNextStatement as string;
-  const UNREAD = POSTGRES_CAPABILITIES.deferUnreadStatement as string;
-  type Row = { id: number; note: string };
-
-  /** The store's view of a pool of one connection, and a table of its own to write to. */
-  async function openView() {
-    const { pool, calls } = recordingPool(1, wholeText);
-    const schema = uniqueSchema();
-    schemas.push(schema);
-    const table = `"${schema}".notes`;
-    await withClient(async (client) => {
-      await client.query(`create schema "${schema}"`);
-      await client.query(`create table ${table} (id int primary key, note text not null)`);
-    });
-    const view = storeClientPool(pool as never, {
-      prepared: true,
-      begin: BEGIN,
-      commitWithNext: CARRY,
-      deferUnread: UNREAD,
-    });
-    const connect = async () =>
-      (await view.connect()) as unknown as {
-        query(text: string, values: unknown[]): Promise<pg.QueryResult<Row>>;
-        release(): void;
-      };
-    const insert = `insert into ${table} (id, note) values ($1, $2) returning id, note`;
-    /** An insert that returns no rows, which the store would mark as unread. */
-    const write = `insert into ${table} (id, note) values ($1, $2)`;
-    const count = `select count(*)::int as n from ${table} where id = $1`;
-    /** Whether another connection sees the row: it was committed, or written outside a transaction. */
-    const seen = async (id: number) =>
-      withClient(async (client) => {
-        const { rows } = await client.query<{ n: number }>(
-          `select count(*)::int as n from ${table} where id = $1`,
-          [id],
-        );
-        return rows[0]?.n === 1;
-      });
-    /**
-     * One transaction through the view, so the connection has its begin, its commit and the statements
-     * the tests run prepared (a write with `id`, a count, another write with `id + 1000`).
-     */
-    const warm = async (id: number) => {
-      const client = await connect();
-      await client.query(BEGIN, []);
-      await client.query(insert, [id, "warm"]);
-      await client.query(write, [id + 1000, "warm"]);
-      await client.query(count, [id]);
-      await client.query("commit", []);
-      client.release();
-    };
-    return { pool, connect, insert, write, count, seen, warm, table, calls };
-  }
+  const openView = openNotesView;
 
   test("the first statement of a transaction answers with its own result, not the begin's", async () => {
     const { connect, insert, seen, warm } = await openView();
@@ -637,48 +639,13 @@ describe("the pool view's batches, one connection", () => {
 describe("a write whose result nobody reads goes with the transaction's next statement", () => {
   const BEGIN = POSTGRES_CAPABILITIES.beginWriteTransaction;
   const UNREAD = POSTGRES_CAPABILITIES.deferUnreadStatement as string;
-  type Row = { id: number; note: string; n?: number };
 
-  /** The store's view of a recording pool of one connection, a table of its own, and its statements. */
+  /** The view, warmed by one transaction (row 1 is there, every statement prepared), calls forgotten. */
   async function openView() {
-    const { pool, calls } = recordingPool(1, wholeText);
-    const schema = uniqueSchema();
-    schemas.push(schema);
-    const table = `"${schema}".notes`;
-    await withClient(async (client) => {
-      await client.query(`create schema "${schema}"`);
-      await client.query(`create table ${table} (id int primary key, note text not null)`);
-    });
-    const view = storeClientPool(pool as never, {
-      prepared: true,
-      begin: BEGIN,
-      commitWithNext: POSTGRES_CAPABILITIES.commitWithNextStatement as string,
-      deferUnread: UNREAD,
-    });
-    const connect = async () =>
-      (await view.connect()) as unknown as {
-        query(text: string, values: unknown[]): Promise<pg.QueryResult<Row>>;
-        release(): void;
-      };
-    const write = `insert into ${table} (id, note) values ($1, $2)`;
-    const count = `select count(*)::int as n from ${table} where id = $1`;
-    const seen = async (id: number) =>
-      withClient(async (client) => {
-        const { rows } = await client.query<{ n: number }>(
-          `select count(*)::int as n from ${table} where id = $1`,
-          [id],
-        );
-        return rows[0]?.n === 1;
-      });
-    // One transaction, so the connection has begin, commit, the write and the count prepared.
-    const client = await connect();
-    await client.query(BEGIN, []);
-    await client.query(write, [1, "warm"]);
-    await client.query(count, [1]);
-    await client.query("commit", []);
-    client.release();
-    calls.splice(0);
-    return { connect, write, count, seen, calls, table, pool };
+    const view = await openNotesView();
+    await view.warm(1);
+    view.calls.splice(0);
+    return view;
   }
 
   test("an unread write answers at once and goes in the commit's round trip, which commits it", async () => {

@@ -190,12 +190,8 @@ export class CheckpointStatements {
     reached: readonly ReachedValue[] | undefined,
   ): Promise<void> {
     const prune = reached !== undefined;
-    const variant = `${fence !== undefined}/${prune}`;
-    let query = this.#put.get(variant);
-    if (query === undefined) {
-      query = this.#buildPut(fence !== undefined, prune);
-      this.#put.set(variant, query);
-    }
+    const fenced = fence !== undefined;
+    const query = this.#variant(this.#put, `${fenced}/${prune}`, () => this.#buildPut(fenced, prune));
     const args: PutArgs = {
       ...row,
       ...fenceArgs(fence),
@@ -223,11 +219,7 @@ export class CheckpointStatements {
     replacing: readonly TaskWriteRow[],
   ): Promise<void> {
     const fenced = fence !== undefined;
-    let query = this.#writes.get(fenced);
-    if (query === undefined) {
-      query = this.#buildWrites(fenced);
-      this.#writes.set(fenced, query);
-    }
+    const query = this.#variant(this.#writes, fenced, () => this.#buildWrites(fenced));
     // One statement may not update a row twice: of two writes to the same special channel, the later wins.
     const last = new Map(replacing.map((row) => [row.idx, row]));
     const replaced = [...last.values()];
