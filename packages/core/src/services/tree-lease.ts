@@ -49,6 +49,8 @@ export function keepLeaseAlive(
         },
         (error: unknown) => {
           if (stopped) return;
+          // The store found a newer holder while it refused the renewal: lost now, not once it lapses.
+          if (error instanceof LeaseLostError) return lost(error);
           logger.log({
             level: LogLevel.Warn,
             event: "lease.renew-failed",
