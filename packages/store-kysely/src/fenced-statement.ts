@@ -19,6 +19,24 @@ export interface FenceArgs {
 /** Whether the statement's `fence` clause found the lease held by the fence (true when unfenced). @internal */
 export const FENCED = sql<boolean>`exists (select 1 from fence)`;
 
+/** The text a statement ending in {@link FENCE_ASSERTED} fails with when its fence no longer held the lease. */
+const FENCE_LOST_TEXT = "agboss: the fence no longer holds the lease";
+
+/**
+ * True when the statement's `fence` clause found the lease held by the fence, and otherwise an error
+ * that fails the statement (a cast of {@link FENCE_LOST_TEXT} to an integer, which the server cannot
+ * fold away before it runs: it reads the `fence` clause), so a statement sent without its result being
+ * read still refuses the rest of its transaction when its fence is lost. See {@link fenceAssertionFailed}.
+ * @internal
+ */
+export const FENCE_ASSERTED = sql<boolean>`((select ${sql.lit(FENCE_LOST_TEXT)} where not exists (select 1 from fence))::integer is null)`;
+
+/** Whether `error` is the server's refusal of a statement ending in {@link FENCE_ASSERTED} whose fence was lost. @internal */
+export function fenceAssertionFailed(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === "22P02" && typeof message === "string" && message.includes(FENCE_LOST_TEXT);
+}
+
 /** `value::type`: the statement's parameters are typed where nothing else in it says what they are. @internal */
 export function typed<T>(value: T, type: string): RawBuilder<T> {
   return sql<T>`${value}::${sql.raw(type)}`;
@@ -83,16 +101,23 @@ export async function runFenced<TArgs>(
      * writes are refused, as after any lost commit.
      */
     readonly checked?: () => PreparedQuery<TArgs>;
+    /**
+     * The same writes, fenced, ending in {@link FENCE_ASSERTED} instead of answering `fenced`: for the
+     * first `applied` write of a transaction, which then need not wait for its answer either. It goes
+     * with the transaction's next statement or its `commit`; a lost fence fails that one, the pass is
+     * lost there with {@link LeaseLostError}, and nothing of the transaction commits. Whatever runs after
+     * it in the transaction runs only if its fence held, so the transaction counts the fence as checked.
+     */
+    readonly asserted?: () => PreparedQuery<TArgs>;
   },
 ): Promise<void> {
   if (fence === undefined) {
     await inWriteStatement(store, (db) => query.first(db, args));
     return;
   }
-  const checked =
-    options?.applied === true && store.capabilities.deferUnreadStatement !== undefined
-      ? options.checked
-      : undefined;
+  const deferred = options?.applied === true && store.capabilities.deferUnreadStatement !== undefined;
+  const checked = deferred ? options?.checked : undefined;
+  const asserted = deferred ? options?.asserted : undefined;
   // Checked in the work, so a write run again in a new transaction (after a fault) is checked again.
   const write = async (db: Kysely<AgbossDatabase>) => {
     // Asked on every run: a pass of this fence may have been lost while the write waited or failed.
@@ -100,6 +125,20 @@ export async function runFenced<TArgs>(
     const noted = store.transactions?.fenceChecked(db, fence);
     if (noted === true && checked !== undefined) {
       await checked().unread(store, db, args);
+      return;
+    }
+    // In a pass transaction only: a unit of work's caller is told of its writes' failure at its commit.
+    if (
+      typeof noted === "function" &&
+      asserted !== undefined &&
+      store.transactions?.current() === undefined
+    ) {
+      await asserted()
+        .unread(store, db, args)
+        .catch((error: unknown) => {
+          throw fenceAssertionFailed(error) ? new LeaseLostError(fence, { cause: error }) : error;
+        });
+      noted();
       return;
     }
     const row = await query.first(db, args);

@@ -1,7 +1,8 @@
-import { StoreUnavailableError } from "@agboss/core";
+import { LeaseLostError, StoreUnavailableError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
 import { CompiledQuery, type Kysely } from "kysely";
 import type { FaultRetry } from "./fault-retry.js";
+import { fenceAssertionFailed } from "./fenced-statement.js";
 import { runCompiledOn } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 import { commitInFlight, heldRefused } from "./store-dialect-capabilities.js";
@@ -221,7 +222,7 @@ export class PassTransactions {
       } catch (error) {
         await rollback();
         if (retry.faultOf(error) !== undefined) throw error;
-        throw new PassLost(error);
+        throw passLost(pass, error);
       }
     }
     let lingered = false;
@@ -234,8 +235,11 @@ export class PassTransactions {
         unit = pass.queue[0];
       }
       if (unit === undefined || pass.carried.length >= MAX_PASS_WRITES) break;
-      // A closing write that is one idempotent statement carries the COMMIT, where the dialect can.
-      const commitWith = unit.closing === "statement" ? this.#config.commitWithNext : undefined;
+      // A closing write that is one statement carries the COMMIT, where the dialect can: one that is not
+      // safe to run twice (`once`) then fails with the outcome unknown if the connection is lost, as it
+      // does when it runs alone, in autocommit.
+      const commitWith =
+        unit.closing === "statement" || unit.closing === "once" ? this.#config.commitWithNext : undefined;
       let result: unknown;
       try {
         if (commitWith !== undefined) {
@@ -250,11 +254,15 @@ export class PassTransactions {
         // The COMMIT went with it: it may have landed. Being idempotent, it runs again all the same.
         if (commitWith !== undefined && fault === StoreFault.ConnectionLost && commitInFlight(error)) {
           unit.maybeCommitted = true;
+          if (unit.closing === "once") {
+            pass.queue.shift();
+            unit.reject(unknownOutcome(error));
+          }
         }
         // A fault fails the transaction, not the write: it stays first in the queue and runs again.
         if (fault !== undefined) throw error;
         // A resolved write held back and sent in front of this one was refused: the pass is lost at it.
-        if (heldRefused(error)) throw new PassLost(error);
+        if (heldRefused(error)) throw passLost(pass, error);
         pass.queue.shift();
         unit.reject(settledError(unit, error));
         return false;
@@ -304,7 +312,7 @@ export class PassTransactions {
       if (fault !== undefined) throw error;
       // Refused for good: the closing write fails alone, the carried ones run again without it; unless
       // it was a carried write, held back and sent with the commit, that the server refused.
-      if (closing === undefined || heldRefused(error)) throw new PassLost(error);
+      if (closing === undefined || heldRefused(error)) throw passLost(pass, error);
       pass.queue.shift();
       closing.reject(settledError(closing, error));
       return false;
@@ -324,6 +332,14 @@ export class PassTransactions {
     for (const write of pass.carried.splice(0)) write.ended();
     for (const unit of pass.queue.splice(0)) unit.reject(settledError(unit, error));
   }
+}
+
+/**
+ * The pass lost at `error`, a write of it that failed for good: as {@link LeaseLostError} when that write
+ * found its fence lost (a write sent without its answer being read: see `runFenced`'s `asserted`).
+ */
+function passLost(pass: Pass, error: unknown): PassLost {
+  return new PassLost(fenceAssertionFailed(error) ? new LeaseLostError(pass.fence, { cause: error }) : error);
 }
 
 /** What `unit` fails with: `error`, or "the outcome is unknown" once a COMMIT carrying it was lost. */

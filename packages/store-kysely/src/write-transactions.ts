@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { StoreUnavailableError } from "@agboss/core";
+import { LeaseLostError, StoreUnavailableError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
 import { CompiledQuery, type Kysely } from "kysely";
 import { CommitFailure, FaultRetry } from "./fault-retry.js";
@@ -237,11 +237,13 @@ export class WriteTransactions {
 
   /**
    * Throws the `StoreUnavailableError` a write under `fence` must fail with when an earlier write under
-   * the same fence resolved as applied (see {@link applied}) in a transaction that did not commit.
+   * the same fence resolved as applied (see {@link applied}) in a transaction that did not commit; a
+   * {@link LeaseLostError} when that transaction found the fence lost: the lease has a newer holder.
    */
   refuseAfterLostCommit(fence: Fence): void {
     const lost = this.#lostCommits.get(fence.key);
     if (lost === undefined || lost.epoch !== fence.epoch) return;
+    if (lost.error instanceof LeaseLostError) throw new LeaseLostError(fence, { cause: lost.error });
     throw new StoreUnavailableError(
       `A checkpoint write of "${fence.key}" (lease epoch ${fence.epoch}) ran in a transaction that did ` +
         `not commit (${messageOf(lost.error)}), so this write, which would build on it, was refused. The ` +

@@ -576,6 +576,38 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     expect(lostConnections(logs).length).toBeGreaterThan(0);
   });
 
+  test("a connection lost while a take and the COMMIT it carries are in flight: the take says the outcome is unknown and is not run again; the checkpoint writes run again", async () => {
+    const { store, schema, application, logs } = await openStore();
+    const fence = await lease(store, "acme/pass");
+    const asked = await store.pauses.findOrCreate(pause({ threadId: "t-take" }), fence);
+    // A first pass, so the connection has its begin and commit prepared and the next one carries its commit.
+    await store.checkpointer.put(checkpointConfig("t-take", fence), checkpoint({ step: 1 }), META, {
+      step: 1,
+    });
+    await store.pauses.markSent("acme", asked.pauseId, fence);
+    await store.pauses.resolve("acme", asked.pauseId, { decision: { approved: true } }, 2_000);
+    const release = await holdCommits(schema, "agboss_checkpoints");
+    const saved = checkpoint({ step: 2 });
+    await store.checkpointer.put(checkpointConfig("t-take", fence), saved, META, { step: 2 });
+    const taking = store.pauses
+      .take("acme", asked.pauseId, { at: 3_000 }, fence)
+      .catch((error: unknown) => error);
+    await waitFor(() => committing(application), "the carried COMMIT to wait");
+    expect(await terminate(application)).toBeGreaterThan(0);
+    const error = await taking;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/outcome is unknown/);
+    await release();
+    // The checkpoint write, which may run twice, ran again and committed; the take, cut off before its
+    // commit, did not run again: the pause is still waiting to be taken.
+    const tuple = await store.checkpointer.getTuple(checkpointConfig("t-take", undefined, saved.id));
+    expect(tuple?.checkpoint.id).toBe(saved.id);
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId))?.status).toBe(
+      PauseStatus.Resolved,
+    );
+    expect(lostConnections(logs).length).toBeGreaterThan(0);
+  });
+
   test("a fenced pause whose key another writer commits while the insert waits for it: the other's pause comes back, not an error", async () => {
     const { store, schema, application } = await openStore();
     const other = await PostgresStore.open({ connectionString: TEST_URL, schema, appName: "pause-other" });
@@ -604,7 +636,7 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     expect(await mine).toEqual(theirs);
   });
 
-  test("the lease taken before they could run again: they are gone, and the holder's later writes are refused as not committed", async () => {
+  test("the lease taken before they could run again: they are gone, and the holder's later writes are refused as lease lost", async () => {
     const { store, schema, application } = await openStore({ retry: { baseDelayMs: 400, maxDelayMs: 400 } });
     const other = await PostgresStore.open({ connectionString: TEST_URL, schema, appName: "pass-other" });
     cleanups.push(() => other.close());
@@ -628,8 +660,7 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     const refused = await store.checkpointer
       .put(checkpointConfig("t-taken", fence), checkpoint({ step: 2 }), META, { step: 1 })
       .catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(StoreUnavailableError);
-    expect((refused as Error).message).toMatch(/did not commit/);
+    expect(refused).toBeInstanceOf(LeaseLostError);
     // The new holder writes.
     await other.checkpointer.put(checkpointConfig("t-taken", taken!), checkpoint({ step: 3 }), META, {
       step: 1,

@@ -1,3 +1,4 @@
+import { LeaseLostError, PauseStatus } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
@@ -319,36 +320,38 @@ describe("a pass transaction's closing statement carries its commit", () => {
     return { store, fence, asked, calls, pass, stored, pool, schema };
   }
 
-  test("once the connection has begin and commit prepared, a pass is its statements and nothing else", async () => {
+  test("once the connection has begin and commit prepared, a pass is one round trip: its checkpoint goes in front of its closing write, and the commit behind it", async () => {
     const { store, calls, pass, stored, pool, asked } = await openPass();
-    // The first pass on the connection prepares its begin and commit on the way.
+    // The first passes on the connection prepare its begin, commit and statements on the way.
     await pass(1);
-    calls.splice(0);
     await pass(2);
-    expect(calls).toEqual(["with", "with"]);
+    calls.splice(0);
+    await pass(3);
+    expect(calls).toEqual(["with"]);
     // What the pass wrote is committed: the connection holds no open transaction that wrote.
-    expect(await stored()).toBe(2);
+    expect(await stored()).toBe(3);
     const { rows } = await pool.query<{ xid: string | null }>("select txid_current_if_assigned() as xid");
     expect(rows[0]?.xid).toBeNull();
     expect((await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId))?.isSent).toBe(true);
     await store.close();
   });
 
-  test("asking a pause closes a pass the same way: the fenced pause is one statement that carries the commit", async () => {
+  test("asking a pause closes a pass the same way: the fenced pause is one statement that carries the checkpoint in front and the commit behind", async () => {
     const { store, fence, calls, pass, stored } = await openPass();
     await pass(1);
+    await pass(2);
     calls.splice(0);
-    await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 2 }), META, {
-      step: 2,
+    await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 3 }), META, {
+      step: 3,
     });
     const asked = await store.pauses.findOrCreate(pause({ threadId: "t-pass" }), fence);
-    expect(calls).toEqual(["with", "with"]);
-    expect(await stored()).toBe(2);
+    expect(calls).toEqual(["with"]);
+    expect(await stored()).toBe(3);
     expect(await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)).toEqual(asked);
     await store.close();
   });
 
-  test("a pass's checkpoint writes after its first go with its next statement: three checkpoints and the closing write are two round trips", async () => {
+  test("a pass's checkpoint writes go with its next statement: three checkpoints, pending writes and the closing write are one round trip", async () => {
     const { store, fence, calls, pass, stored, pool, schema } = await openPass();
     // Two passes prepare every statement the third runs (the later writes' own, unfenced one included).
     await pass(1);
@@ -371,10 +374,11 @@ describe("a pass transaction's closing statement carries its commit", () => {
       [["messages", { n: 2 }]],
       "task-2",
     );
-    // The first checks the fence (and locks the lease row for share until the commit); the second,
-    // closing the pass, carries the other three writes in front of it and the commit behind it.
+    // The first checks the fence (and locks the lease row for share until the commit), refusing the
+    // batch if it no longer holds; the later ones need not; the closing write carries the four in front
+    // of it and the commit behind it.
     expect(await store.pauses.markSent("acme", (await pass.asked()).pauseId, fence)).toBeDefined();
-    expect(calls).toEqual(["with", "with"]);
+    expect(calls).toEqual(["with"]);
     expect(await stored()).toBe(6);
     const { rows } = await pool.query<{ n: number }>(
       `select count(*)::int as n from "${schema}".agboss_checkpoint_writes where checkpoint_id = 'y'`,
@@ -443,13 +447,86 @@ describe("a pass transaction's closing statement carries its commit", () => {
     expect(results[2]).toMatchObject({ reason: { code: "23514" } });
     // A read waits for the pass to end: its checkpoint is the last one committed.
     expect((await store.checkpointer.getTuple(config))?.checkpoint.channel_values).toEqual({ step: 2 });
-    // The first write, the pause with the refused one in front, the rollback, and the read: the pass is
-    // not run again to find out whose error it was.
-    expect(calls).toEqual(["with", "with", "rollback", "with"]);
+    // The pause with the three in front, the rollback, and the read: the pass is not run again to find
+    // out whose error it was.
+    expect(calls).toEqual(["with", "rollback", "with"]);
     expect(await stored()).toBe(2);
     await expect(store.pauses.markSent("acme", asked.pauseId, fence)).rejects.toMatchObject({
       name: "StoreUnavailableError",
     });
+    await store.close();
+  });
+
+  test("a take closes a pass the same way: the change that may not run twice carries the checkpoint in front and the commit behind", async () => {
+    const { store, fence, calls, pass, stored } = await openPass();
+    await pass(1);
+    await pass(2);
+    const answered = await store.pauses.findOrCreate(pause({ threadId: "t-take" }), fence);
+    await store.pauses.resolve("acme", answered.pauseId, { decision: { approved: true } }, 2_000);
+    calls.splice(0);
+    await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 3 }), META, {
+      step: 3,
+    });
+    const taken = await store.pauses.take("acme", answered.pauseId, { at: 3_000 }, fence);
+    expect(taken?.status).toBe(PauseStatus.Taken);
+    expect(calls).toEqual(["with"]);
+    expect(await stored()).toBe(3);
+    expect((await store.pauses.findByTenantIdAndPauseId("acme", answered.pauseId))?.status).toBe(
+      PauseStatus.Taken,
+    );
+    await store.close();
+  });
+
+  test("a pass's first checkpoint write whose fence was lost refuses the closing write it went with: LeaseLostError, nothing of the pass kept, later writes refused", async () => {
+    const { store, fence, calls, pass, stored, schema } = await openPass();
+    await pass(1);
+    await pass(2);
+    const asked = await pass.asked();
+    // Another holder takes the lease over.
+    await withClient((client) =>
+      client.query(`update "${schema}".agboss_leases set epoch = epoch + 1 where key = 'acme/pass'`),
+    );
+    calls.splice(0);
+    // Sent with the pass's next statement, it resolves at once: its fence is checked there.
+    await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 3 }), META, {
+      step: 3,
+    });
+    expect(calls).toEqual([]);
+    await expect(store.pauses.markSent("acme", asked.pauseId, fence)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(calls).toEqual(["with", "rollback"]);
+    expect(await stored()).toBe(2);
+    await expect(
+      store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 4 }), META, { step: 4 }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await stored()).toBe(2);
+    await store.close();
+  });
+
+  test("a pass's first checkpoint write whose fence was lost, committed for a read: the read finds it gone, and the holder's next write is refused as lease lost", async () => {
+    const { store, fence, pass, stored, schema } = await openPass();
+    await pass(1);
+    await pass(2);
+    const asked = await pass.asked();
+    await withClient((client) =>
+      client.query(`update "${schema}".agboss_leases set epoch = epoch + 1 where key = 'acme/pass'`),
+    );
+    // Issued together, as the graph does: the first checks the fence where it is sent; the second, behind
+    // it in the same transaction, need not.
+    // (The second's statement is not prepared yet: it goes at once, with the first in front, and is
+    // refused there.)
+    const config = checkpointConfig("t-pass", fence);
+    const puts = await Promise.allSettled([
+      store.checkpointer.put(config, checkpoint({ step: 3 }), META, { step: 3 }),
+      store.checkpointer.put(config, checkpoint({ step: 4 }), META, { step: 4 }),
+    ]);
+    expect(puts[0]?.status).toBe("fulfilled");
+    if (puts[1]?.status === "rejected") expect(puts[1].reason).toBeInstanceOf(LeaseLostError);
+    // The read commits the pass first: the server refuses the first write there, the second with it,
+    // and the read goes on.
+    const latest = await store.checkpointer.getTuple(checkpointConfig("t-pass"));
+    expect(latest?.checkpoint.channel_values).toEqual({ step: 2 });
+    expect(await stored()).toBe(2);
+    await expect(store.pauses.markSent("acme", asked.pauseId, fence)).rejects.toBeInstanceOf(LeaseLostError);
     await store.close();
   });
 

@@ -1,6 +1,14 @@
 import type { Fence } from "@agboss/core/store";
-import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from "kysely";
-import { FENCED, fenceArgs, runFenced, typed, unnest, withFence } from "../fenced-statement.js";
+import { type Expression, type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from "kysely";
+import {
+  FENCE_ASSERTED,
+  FENCED,
+  fenceArgs,
+  runFenced,
+  typed,
+  unnest,
+  withFence,
+} from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type {
   AgbossDatabase,
@@ -108,7 +116,7 @@ export class CheckpointStatements {
   readonly #store: StoreDatabase;
   /** By fenced, then by whether superseded checkpoints are deleted. */
   readonly #put = new Map<string, PreparedQuery<PutArgs, { fenced: boolean }>>();
-  readonly #writes = new Map<boolean | "checked", PreparedQuery<WritesArgs, { fenced: boolean }>>();
+  readonly #writes = new Map<string, PreparedQuery<WritesArgs, { fenced: boolean }>>();
   /** By whether a checkpoint id is asked for (else the latest). */
   readonly #reads = new Map<boolean, PreparedQuery<ReadArgs, PartRow>>();
 
@@ -203,7 +211,10 @@ export class CheckpointStatements {
     };
     await runFenced(this.#store, query, args, fence, {
       applied: true,
-      checked: () => this.#variant(this.#put, `checked/${prune}`, () => this.#buildPut(false, prune, true)),
+      checked: () =>
+        this.#variant(this.#put, `checked/${prune}`, () => this.#buildPut(false, prune, "silent")),
+      asserted: () =>
+        this.#variant(this.#put, `asserted/${prune}`, () => this.#buildPut(true, prune, "asserted")),
     });
   }
 
@@ -219,7 +230,7 @@ export class CheckpointStatements {
     replacing: readonly TaskWriteRow[],
   ): Promise<void> {
     const fenced = fence !== undefined;
-    const query = this.#variant(this.#writes, fenced, () => this.#buildWrites(fenced));
+    const query = this.#variant(this.#writes, String(fenced), () => this.#buildWrites(fenced));
     // One statement may not update a row twice: of two writes to the same special channel, the later wins.
     const last = new Map(replacing.map((row) => [row.idx, row]));
     const replaced = [...last.values()];
@@ -237,7 +248,8 @@ export class CheckpointStatements {
     };
     await runFenced(this.#store, query, args, fence, {
       applied: true,
-      checked: () => this.#variant(this.#writes, "checked", () => this.#buildWrites(false, true)),
+      checked: () => this.#variant(this.#writes, "checked", () => this.#buildWrites(false, "silent")),
+      asserted: () => this.#variant(this.#writes, "asserted", () => this.#buildWrites(true, "asserted")),
     });
   }
 
@@ -349,8 +361,12 @@ export class CheckpointStatements {
     });
   }
 
-  /** With `silent`, the statement returns no rows (for a write sent without reading its result). */
-  #buildPut(fenced: boolean, prune: boolean, silent = false): PreparedQuery<PutArgs, { fenced: boolean }> {
+  /** The statement, its end as `ending` says (see {@link endWith}). */
+  #buildPut(
+    fenced: boolean,
+    prune: boolean,
+    ending: Ending = "answered",
+  ): PreparedQuery<PutArgs, { fenced: boolean }> {
     return new PreparedQuery<PutArgs, { fenced: boolean }>((slot) => {
       const text = (name: keyof PutArgs & string) => typed(slot(name), "text");
       const key = {
@@ -452,12 +468,12 @@ export class CheckpointStatements {
               .where(FENCED),
           ) as unknown as typeof query;
       }
-      return silentIf(silent, query.selectNoFrom(FENCED.as("fenced")));
+      return endWith(ending, (end) => query.selectNoFrom(end.as("fenced")));
     });
   }
 
-  /** With `silent`, the statement returns no rows (for a write sent without reading its result). */
-  #buildWrites(fenced: boolean, silent = false): PreparedQuery<WritesArgs, { fenced: boolean }> {
+  /** The statement, its end as `ending` says (see {@link endWith}). */
+  #buildWrites(fenced: boolean, ending: Ending = "answered"): PreparedQuery<WritesArgs, { fenced: boolean }> {
     return new PreparedQuery<WritesArgs, { fenced: boolean }>((slot) => {
       const text = (name: keyof WritesArgs & string) => typed(slot(name), "text");
       const rows = (db: Kysely<AgbossDatabase>, prefix: "keep" | "replace") =>
@@ -497,7 +513,7 @@ export class CheckpointStatements {
         "task_path",
       ] as const;
       const conflictKey = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
-      const select = withFence(this.#store, fenced, slot)
+      const writes = withFence(this.#store, fenced, slot)
         .with("kept", (qb) =>
           qb
             .insertInto("agboss_checkpoint_writes")
@@ -518,20 +534,25 @@ export class CheckpointStatements {
                 task_path: eb.ref("excluded.task_path"),
               })),
             ),
-        )
-        .selectNoFrom(FENCED.as("fenced"));
-      return silentIf(silent, select);
+        );
+      return endWith(ending, (end) => writes.selectNoFrom(end.as("fenced")));
     });
   }
 }
 
 /**
- * The statement with its closing `select` answering no row when `silent`: its `with` clauses still run
- * (Postgres runs every data-modifying one to its end, whatever the statement reads of it).
+ * How a write statement ends: `answered`, a row saying whether its fence held (`fenced`); `silent`, no
+ * row (a write sent without reading its result, its fence checked earlier in the transaction);
+ * `asserted`, the server refusing the statement when its fence did not hold ({@link FENCE_ASSERTED}),
+ * so it too can be sent without reading its result. Its `with` clauses run either way (Postgres runs
+ * every data-modifying one to its end, whatever the statement reads of it).
  */
-function silentIf<TQuery extends { where(expression: Expression<SqlBool>): TQuery }>(
-  silent: boolean,
-  query: TQuery,
-): TQuery {
-  return silent ? query.where(sql<SqlBool>`false`) : query;
+type Ending = "answered" | "silent" | "asserted";
+
+function endWith<TSelect extends { where(expression: Expression<SqlBool>): TSelect }>(
+  ending: Ending,
+  select: (end: RawBuilder<boolean>) => TSelect,
+): TSelect {
+  const query = select(ending === "asserted" ? FENCE_ASSERTED : FENCED);
+  return ending === "silent" ? query.where(sql<SqlBool>`false`) : query;
 }

@@ -31,6 +31,36 @@ async function takeover(a: Store, b: Store, key: string) {
   return { stale: first!, current: second! };
 }
 
+/** Whether `error` is a {@link LeaseLostError}, or an error it caused (a write refused after it). */
+function isLeaseLost(error: unknown): boolean {
+  return (
+    error instanceof LeaseLostError || (error as { cause?: unknown } | null)?.cause instanceof LeaseLostError
+  );
+}
+
+/**
+ * How a checkpoint write under a stale fence may end: rejected with {@link LeaseLostError} at once, or
+ * resolved unsent, where the store sends a pass's checkpoint write with the pass's next statement and
+ * its fence is checked there (Postgres): then that statement fails, nothing of the write is stored, and
+ * the holder is told at its next write that waits for a commit (see {@link expectLeaseLost}).
+ */
+async function expectStaleCheckpointWrite(write: Promise<unknown>): Promise<void> {
+  const error = await write.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (error !== undefined) expect(error).toBeInstanceOf(LeaseLostError);
+}
+
+/** `write` rejects with {@link LeaseLostError}, or with an error it caused (see {@link isLeaseLost}). */
+async function expectLeaseLost(write: Promise<unknown>): Promise<void> {
+  const error = await write.then(
+    () => new Error("the write resolved: a stale holder's write was not refused"),
+    (thrown: unknown) => thrown,
+  );
+  expect(isLeaseLost(error), String(error)).toBe(true);
+}
+
 /** Fencing: a superseded holder's pause and checkpoint writes are refused in the same transaction. @internal */
 export function fencingCases({ store, test, peerTest }: ConformanceContext): void {
   test("fencing: pause writes carrying the current fence land", async () => {
@@ -233,7 +263,7 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     ).rejects.toBeInstanceOf(LeaseLostError);
   });
 
-  test("fencing: checkpointer put and putWrites carrying a stale fence throw LeaseLostError and write nothing", async () => {
+  test("fencing: checkpointer put and putWrites carrying a stale fence write nothing, and the holder is told LeaseLostError at the write or at its next one", async () => {
     const key = uid("tree");
     const threadId = uid("thread");
     const { stale, current } = await takeover(store(), store(), key);
@@ -242,19 +272,21 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     await store().checkpointer.putWrites(saved, [["messages", "from b"]], "task-b");
 
     const forked = checkpoint({ messages: ["fork"] });
-    await expect(
+    await expectStaleCheckpointWrite(
       store().checkpointer.put(config(threadId, stale, base.id), forked, meta(), versionsOf(forked)),
-    ).rejects.toBeInstanceOf(LeaseLostError);
+    );
     const staleWrite = config(threadId, stale, base.id);
-    await expect(
+    await expectStaleCheckpointWrite(
       store().checkpointer.putWrites(staleWrite, [["messages", "from a"]], "task-a"),
-    ).rejects.toBeInstanceOf(LeaseLostError);
+    );
 
     const latest = await store().checkpointer.getTuple(config(threadId));
     expect(latest?.checkpoint.id).toBe(base.id);
     expect(latest?.checkpoint.channel_values).toEqual({ messages: ["base"] });
     expect(latest?.pendingWrites).toEqual([["task-b", "messages", "from b"]]);
     expect(await store().checkpointer.getTuple(config(threadId, undefined, forked.id))).toBeUndefined();
+    // Told at the latest by its next write that waits for a commit.
+    await expectLeaseLost(store().pauses.findOrCreate(pauseRecord(), stale));
   });
 
   test("fencing: a stale put that would keep only the latest checkpoint writes and deletes nothing", async () => {
@@ -270,9 +302,9 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     await store().checkpointer.putWrites(savedFirst, [["messages", "pending"]], "task-b");
 
     const fromStale = checkpoint({ messages: ["stale"] });
-    await expect(
+    await expectStaleCheckpointWrite(
       store().checkpointer.put(latestOnly(stale, first.id), fromStale, meta(), versionsOf(fromStale)),
-    ).rejects.toBeInstanceOf(LeaseLostError);
+    );
 
     // The current holder's checkpoint, its value and its pending writes are all still there.
     const latest = await store().checkpointer.getTuple(config(threadId));
@@ -280,6 +312,7 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     expect(latest?.checkpoint.channel_values).toEqual({ messages: ["first"] });
     expect(latest?.pendingWrites).toEqual([["task-b", "messages", "pending"]]);
     expect(await store().checkpointer.getTuple(config(threadId, undefined, fromStale.id))).toBeUndefined();
+    await expectLeaseLost(store().pauses.findOrCreate(pauseRecord(), stale));
 
     // The current holder's next put lands (whether a store then prunes is its own choice).
     const second = checkpoint({ messages: ["second"] });
@@ -297,11 +330,9 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
 
     const fromA = checkpoint({ step: "a" });
     const parentA = { configurable: { ...savedA.configurable, [FENCE_CONFIG_KEY]: leaseA } };
-    await expect(a.checkpointer.put(parentA, fromA, meta(), versionsOf(fromA))).rejects.toBeInstanceOf(
-      LeaseLostError,
-    );
+    await expectStaleCheckpointWrite(a.checkpointer.put(parentA, fromA, meta(), versionsOf(fromA)));
     const pauseA = pauseRecord();
-    await expect(a.pauses.findOrCreate(pauseA, leaseA)).rejects.toBeInstanceOf(LeaseLostError);
+    await expectLeaseLost(a.pauses.findOrCreate(pauseA, leaseA));
 
     const fromB = checkpoint({ step: "b" });
     const parentB = { configurable: { ...savedA.configurable, [FENCE_CONFIG_KEY]: leaseB } };
