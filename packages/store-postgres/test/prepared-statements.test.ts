@@ -1,5 +1,5 @@
 import { LeaseLostError, PauseStatus } from "@agboss/core";
-import type { Fence } from "@agboss/core/store";
+import { type Fence, NO_CHECKPOINT_CONFIG_KEY } from "@agboss/core/store";
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import { POSTGRES_CAPABILITIES, PostgresStore } from "../src/index.js";
@@ -179,6 +179,34 @@ describe("how the store hands its statements to pg", () => {
       await store.close();
     });
   }
+});
+
+describe("a new thread's checkpoint is not read", () => {
+  test("a read the runtime says finds no checkpoint (a start on a new thread) makes no call; other reads of the thread do", async () => {
+    const { store, calls } = await openOnRecordedConnection(firstWord);
+    const fence = (await store.leases.acquire({
+      key: "acme/t-new",
+      holder: "a",
+      now: Date.now(),
+      ttlMs: 60_000,
+    })) as Fence;
+    await store.checkpointer.put(checkpointConfig("t-new", fence), checkpoint({ step: 1 }), META, {
+      step: 1,
+    });
+    await store.checkpointer.getTuple(checkpointConfig("t-new"));
+    calls.splice(0);
+    const none = {
+      configurable: { thread_id: "t-new", checkpoint_ns: "", [NO_CHECKPOINT_CONFIG_KEY]: true },
+    };
+    expect(await store.checkpointer.getTuple(none)).toBeUndefined();
+    expect(calls).toEqual([]);
+    // Only the latest checkpoint of the root namespace: a subgraph's namespace, or a checkpoint named by
+    // its id, is read.
+    const sub = { configurable: { ...none.configurable, checkpoint_ns: "node:task-1" } };
+    expect(await store.checkpointer.getTuple(sub)).toBeUndefined();
+    expect(calls).toEqual(["with"]);
+    await store.close();
+  });
 });
 
 describe("a transaction's begin goes with its first statement", () => {

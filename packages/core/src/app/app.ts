@@ -224,7 +224,7 @@ export class App {
     // The lease, the checks under it and the first records are one unit: one commit, and on a database
     // nothing to undo when a check refuses the start (the in-memory store keeps the lease: let go below).
     let acquired: Lease | undefined;
-    const { lease, tree } = await store
+    const { lease, tree, newThread } = await store
       .atomically(async () => {
         const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
         acquired = lease;
@@ -274,7 +274,7 @@ export class App {
         await this.#recorder.save(
           this.#recorder.build(tree, { status: ExecutionStatus.Running, pauses: [] }),
         );
-        return { lease, tree };
+        return { lease, tree, newThread: thread === undefined };
       })
       .catch(async (error: unknown) => {
         if (acquired !== undefined) await store.leases.release(acquired).catch(() => undefined);
@@ -301,6 +301,7 @@ export class App {
       tree,
       lease,
       first: { run: { reset: { executionId, input: value } }, visit: { set: null } },
+      newThread,
       withRecord: options.record === true,
       signal: options.signal,
       progress,

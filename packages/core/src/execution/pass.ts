@@ -26,6 +26,7 @@ import {
   forgetKeptRead,
   KEEP_READ_CONFIG_KEY,
   KEPT_READ_CONFIG_KEY,
+  NO_CHECKPOINT_CONFIG_KEY,
 } from "../store/checkpoint-history.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
@@ -86,6 +87,8 @@ export class TreeMover {
     readonly progress?: ExecutionFrame["progress"];
     /** The pause the caller answered just before (as stored then), for the step that waits on it. */
     readonly answered?: PauseRecord | undefined;
+    /** A start on a thread that did not exist before it: the thread has no checkpoint to read. */
+    readonly newThread?: boolean | undefined;
   }): Promise<ExecutionOutput> {
     const { tree, lease, first, withRecord, signal, progress, answered } = args;
     const controller = new AbortController();
@@ -114,6 +117,7 @@ export class TreeMover {
       lease,
       withRecord,
       starts: first !== CONTINUE,
+      newThread: first !== CONTINUE && args.newThread === true,
       controller,
       graph: this.#graphs.get(tree.flow.start.cls) as CompiledFlow,
       frame: {
@@ -249,6 +253,8 @@ export class TreeMover {
               [FENCE_CONFIG_KEY]: { key: lease.key, epoch: lease.epoch },
               [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" satisfies CheckpointHistory,
               ...(kept === undefined ? {} : { [KEPT_READ_CONFIG_KEY]: kept }),
+              // The start's own invoke on a new thread: nothing to read (a drain's next invoke reads).
+              ...(pass.newThread && command === first ? { [NO_CHECKPOINT_CONFIG_KEY]: true } : {}),
             },
             signal: pass.controller.signal,
             recursionLimit: 10_000,
@@ -561,6 +567,8 @@ interface Pass {
   readonly withRecord: boolean;
   /** Whether the pass starts the execution (not a `CONTINUE`). */
   readonly starts: boolean;
+  /** Whether it starts the execution on a new thread, which has no checkpoint (see `NO_CHECKPOINT_CONFIG_KEY`). */
+  readonly newThread: boolean;
   readonly graph: CompiledFlow;
   /** Aborted by `app.cancel`, `app.close`, the caller's signal, or a heartbeat that found a newer holder. */
   readonly controller: AbortController;

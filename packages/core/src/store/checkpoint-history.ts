@@ -41,6 +41,29 @@ export function keptRead(config: { configurable?: Record<string, unknown> } | un
   return typeof token === "string" ? token : undefined;
 }
 
+/**
+ * Where a pass tells the checkpointer that its thread has no checkpoint yet: the start of an execution
+ * on a new thread, under the thread's lease, which nobody held before. A read of the latest checkpoint of
+ * the thread's root namespace with this set to `true` may answer none without reading. A checkpointer
+ * that reads anyway is always correct.
+ */
+export const NO_CHECKPOINT_CONFIG_KEY = "agboss_no_checkpoint";
+
+/**
+ * Whether a LangGraph config says the read may answer none without reading (see
+ * {@link NO_CHECKPOINT_CONFIG_KEY}): set, and a read of the latest checkpoint of the root namespace.
+ */
+export function knownToHaveNoCheckpoint(
+  config: { configurable?: Record<string, unknown> } | undefined,
+): boolean {
+  const configurable = config?.configurable;
+  return (
+    configurable?.[NO_CHECKPOINT_CONFIG_KEY] === true &&
+    (configurable.checkpoint_ns ?? "") === "" &&
+    (configurable.checkpoint_id ?? undefined) === undefined
+  );
+}
+
 /** A checkpointer that keeps reads (see {@link KEEP_READ_CONFIG_KEY}) and can drop one nobody will take. */
 export interface KeepsReads {
   /** Drops the read kept under `token`, if it is still there. */

@@ -32,6 +32,8 @@ export {
   type KeepsReads,
   keepsLatestOnly,
   keptRead,
+  knownToHaveNoCheckpoint,
+  NO_CHECKPOINT_CONFIG_KEY,
   readToKeep,
 } from "./checkpoint-history.js";
 export type { ExecutionRecordRepository } from "./execution-record-repository.js";

@@ -1,4 +1,11 @@
-import { type Fence, fenceOf, keepsLatestOnly, keptRead, readToKeep } from "@agboss/core/store";
+import {
+  type Fence,
+  fenceOf,
+  keepsLatestOnly,
+  keptRead,
+  knownToHaveNoCheckpoint,
+  readToKeep,
+} from "@agboss/core/store";
 import {
   BaseCheckpointSaver,
   type ChannelVersions,
@@ -138,6 +145,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config) || undefined;
+    // A start on a new thread, under its lease: nothing to read (see `NO_CHECKPOINT_CONFIG_KEY`).
+    if (checkpointId === undefined && knownToHaveNoCheckpoint(config)) return undefined;
     if (checkpointId === undefined) {
       const kept = this.#takeKept(keptRead(config), threadId, namespace);
       if (kept !== undefined) return this.#toTuple(kept.row, kept);
