@@ -23,8 +23,8 @@ export class FenceCheck {
 
   /**
    * Throws {@link LeaseLostError} unless the lease row still carries the fence's epoch, and
-   * `StoreUnavailableError` when an earlier write under the fence resolved but did not commit (see
-   * `WriteTransactions.applied`). Call it inside the write transaction, before writing.
+   * `StoreUnavailableError` (or `LeaseLostError`, when it found the fence lost) when an earlier write
+   * under the fence resolved but did not commit (see `WriteTransactions.applied`). Call it inside the write transaction, before writing.
    */
   async assert(trx: Kysely<AgbossDatabase>, fence: Fence | undefined): Promise<void> {
     if (fence === undefined) return;

@@ -81,8 +81,10 @@ export function fenceArgs(fence: Fence | undefined): FenceArgs {
  * Runs an idempotent fenced statement (its last clause `select FENCED as fenced`) as its own
  * transaction (see `WriteTransactions.statement`), and throws {@link LeaseLostError} when the fence no
  * longer held the lease: then the statement wrote nothing. With `applied`, a checkpoint write of a pass,
- * it resolves once run in the fence's open transaction (see `WriteTransactions.applied`); otherwise it
- * joins that transaction, if any, and resolves once committed. @internal
+ * it resolves once run in the fence's open transaction (see `WriteTransactions.applied`), or, sent
+ * with that transaction's next statement (`checked`, `asserted`), once handed to the driver: a lost
+ * fence then fails that statement, or the `commit`, and the pass with {@link LeaseLostError}.
+ * Otherwise it joins that transaction, if any, and resolves once committed. @internal
  */
 export async function runFenced<TArgs>(
   store: StoreDatabase,

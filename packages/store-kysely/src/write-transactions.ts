@@ -192,7 +192,8 @@ export class WriteTransactions {
    * commit. Its writes are committed with that transaction, in order, before any write queued after
    * them; so a write that does wait for its commit (see {@link run}) is only committed along with them.
    * If the transaction fails after `work` resolved, the writes are gone, and every later write under the
-   * same fence (key and epoch) is refused with `StoreUnavailableError` (see {@link refuseAfterLostCommit}); the
+   * same fence (key and epoch) is refused with `StoreUnavailableError`, or `LeaseLostError` when the
+   * transaction found the fence lost (see {@link refuseAfterLostCommit}); the
    * caller never builds on a state the store does not hold. Elsewhere, and inside a unit of work, the
    * same as {@link run}. The refusal is made where a write checks its fence (`FenceCheck`) and where a
    * lease is renewed; one-statement fenced writes (`writableCtes`) do not consult it, so a dialect

@@ -286,10 +286,16 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
       if (commitName !== undefined) sent = sent.catch(markCommitInFlight);
       else if (commit) sent = sent.then(commitAfter);
     } else {
-      // A cursor, or a statement without parameters: what goes in front of it goes on its own first.
+      // A cursor, or a statement without parameters: what goes in front of it goes on its own first,
+      // a held statement's error marked as its own, as in a batch.
       let first: Promise<unknown> = Promise.resolve();
       for (const { statement: name, text: heldText, values: heldValues } of before) {
-        first = first.then(() => run({ name, text: heldText, values: heldValues }).catch(forgetIfGone));
+        const own = heldText === options.begin ? (error: unknown) => error : markHeldRefused;
+        first = first.then(() =>
+          run({ name, text: heldText, values: heldValues }).catch((error: unknown) =>
+            forgetIfGone(own(error)),
+          ),
+        );
       }
       sent = first.then(() => run(text, values));
       if (commit) sent = sent.then(commitAfter);

@@ -818,6 +818,22 @@ describe("a write whose result nobody reads goes with the transaction's next sta
     client.release();
   });
 
+  test("an unread write the server refuses in front of a statement without parameters fails it, marked as the held write's error", async () => {
+    const { connect, write, seen, table } = await openView();
+    const client = await connect();
+    await client.query(BEGIN, []);
+    await client.query(UNREAD + write, [1, "again"]);
+    const error = await client
+      .query(`select count(*)::int as n from ${table}`, [])
+      .catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ code: "23505" });
+    // The mark that tells a pass the statement it went with is not to blame (see `markHeldRefused`).
+    expect((error as Record<symbol, unknown>)[Symbol.for("agboss.held-statement-refused")]).toBe(true);
+    await client.query("rollback", []);
+    expect(await seen(1)).toBe(true);
+    client.release();
+  });
+
   test("a rollback drops an unread write without sending it", async () => {
     const { connect, write, count, seen, calls } = await openView();
     const client = await connect();

@@ -22,8 +22,10 @@ export interface Store {
   readonly budgets: BudgetLedgerRepository;
   /**
    * The LangGraph checkpointer on the same backend. Its `put` and `putWrites` honour the {@link Fence}
-   * found under `config.configurable.agboss_fence`, rejecting the write with `LeaseLostError` in the
-   * same transaction once a newer holder took the lease. The runtime's graphs read only the latest
+   * found under `config.configurable.agboss_fence`: once a newer holder took the lease, such a write
+   * stores nothing. It rejects with `LeaseLostError`, or, where the store checks the fence as the write
+   * reaches the database with the pass's next statement (Postgres), it resolves and that statement, or
+   * the holder's next write that waits for a commit, is refused. The runtime's graphs read only the latest
    * checkpoint of each thread and namespace and say so under `config.configurable.agboss_checkpoint_history`
    * (`"latest"`): a checkpointer may then delete what each put supersedes, in the put's transaction.
    */

@@ -188,8 +188,9 @@ export class CheckpointStatements {
 
   /**
    * Upserts the checkpoint and its channel values; with `reached`, also deletes every older checkpoint of
-   * its thread and namespace, their pending writes, and the older channel values not in `reached`. Throws {@link LeaseLostError}, having written nothing, when the
-   * fence no longer holds the lease.
+   * its thread and namespace, their pending writes, and the older channel values not in `reached`. Writes
+   * nothing when the fence no longer holds the lease, and throws {@link LeaseLostError} then, or, sent
+   * with the pass's next statement, fails that one (see `runFenced`).
    */
   async put(
     fence: Fence | undefined,
@@ -220,8 +221,9 @@ export class CheckpointStatements {
 
   /**
    * Writes one task's pending writes: `keeping` rows keep a row already stored under their key,
-   * `replacing` rows (the special channels) replace it. Throws {@link LeaseLostError}, having written
-   * nothing, when the fence no longer holds the lease.
+   * `replacing` rows (the special channels) replace it. Writes nothing when the fence no longer holds
+   * the lease, and throws {@link LeaseLostError} then, or, sent with the pass's next statement, fails
+   * that one (see `runFenced`).
    */
   async putWrites(
     fence: Fence | undefined,

@@ -41,8 +41,8 @@ function isLeaseLost(error: unknown): boolean {
 /**
  * How a checkpoint write under a stale fence may end: rejected with {@link LeaseLostError} at once, or
  * resolved unsent, where the store sends a pass's checkpoint write with the pass's next statement and
- * its fence is checked there (Postgres): then that statement fails, nothing of the write is stored, and
- * the holder is told at its next write that waits for a commit (see {@link expectLeaseLost}).
+ * checks its fence there (Postgres): then that statement fails. Either way nothing of it is stored,
+ * which the cases check by reading.
  */
 async function expectStaleCheckpointWrite(write: Promise<unknown>): Promise<void> {
   const error = await write.then(
@@ -285,7 +285,7 @@ export function fencingCases({ store, test, peerTest }: ConformanceContext): voi
     expect(latest?.checkpoint.channel_values).toEqual({ messages: ["base"] });
     expect(latest?.pendingWrites).toEqual([["task-b", "messages", "from b"]]);
     expect(await store().checkpointer.getTuple(config(threadId, undefined, forked.id))).toBeUndefined();
-    // Told at the latest by its next write that waits for a commit.
+    // The holder's next fenced write is refused (its own fence check would refuse it in any case).
     await expectLeaseLost(store().pauses.findOrCreate(pauseRecord(), stale));
   });
 
