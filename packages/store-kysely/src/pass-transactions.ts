@@ -39,8 +39,10 @@ interface Pass {
   readonly queue: PassUnit[];
   /** What resolved and is not committed: a new transaction of the pass runs it again first, in order. */
   readonly carried: Carried[];
-  /** Set by {@link PassTransactions.settle}: commit as soon as the queue is empty, without waiting a turn. */
+  /** Set by {@link PassTransactions.settle}: commit as soon as the queue is empty, without lingering. */
   hurry: boolean;
+  /** While the transaction lingers for the pass's next write: ends the wait (a write came, or a hurry). */
+  wake: (() => void) | undefined;
   /** Whether its COMMIT is in flight: a write that waits for its commit can no longer join it. */
   committing: boolean;
   /** Settles once the pass has nothing left to run or commit. */
@@ -68,6 +70,12 @@ export interface PassTransactionsConfig {
 
 /** Most writes one pass transaction carries before it commits, so a long pass still commits now and then. */
 const MAX_PASS_WRITES = 64;
+/**
+ * How long a pass transaction waits for the pass's next write once its queue ran dry, before it commits
+ * on its own: long enough for the reads a pass makes before its closing write (the open pauses and the
+ * audit trail, when it comes to rest), so that write carries the commit; short beside a model's turn.
+ */
+const LINGER_MS = 4;
 const COMMIT = CompiledQuery.raw("commit");
 const ROLLBACK = CompiledQuery.raw("rollback");
 
@@ -82,8 +90,8 @@ class PassLost extends Error {
  * Transactions per holder of a lease, for a database whose transactions run side by side on a pool
  * (Postgres), where each commit is a WAL flush. A pass's checkpoint writes under its fence resolve as
  * soon as they ran in an open transaction of their own fence, before it commits, so the graph's next
- * write joins it (see `WriteTransactions.applied`); the transaction commits once a turn of the event
- * loop passed with no new write of the pass, or when a write that waits for its commit joins it (a
+ * write joins it (see `WriteTransactions.applied`); the transaction commits once {@link LINGER_MS}
+ * passed with no new write of the pass, or when a write that waits for its commit joins it (a
  * fenced write of the runtime under the same fence: see {@link join}), or when a checkpoint read or a
  * write that joins no pass asks ({@link settle}; the other tables never hold these writes). So the
  * store never shows a state without writes that resolved before the read or the write asking for it:
@@ -116,6 +124,7 @@ export class PassTransactions {
       // A new holder in this process: the old one's writes commit first. What `close()` waits for covers
       // the pass this write opens then (the first reaction to `open.drained` opens it, the second reads it).
       open.hurry = true;
+      open.wake?.();
       let opened: Promise<void> | undefined;
       const later = open.drained.then(() =>
         this.applied(fence, work, (end) => {
@@ -133,8 +142,11 @@ export class PassTransactions {
         resolve: resolve as (value: unknown) => void,
         reject,
       };
-      if (open !== undefined) open.queue.push(unit);
-      else drained(this.#open(fence, unit));
+      if (open === undefined) drained(this.#open(fence, unit));
+      else {
+        open.queue.push(unit);
+        open.wake?.();
+      }
     });
   }
 
@@ -151,6 +163,7 @@ export class PassTransactions {
     if (open.committing || (open.queue.length === 0 && open.carried.length === 0)) return undefined;
     return new Promise<T>((resolve, reject) => {
       open.queue.push({ work, closing, resolve: resolve as (value: unknown) => void, reject });
+      open.wake?.();
     });
   }
 
@@ -161,7 +174,10 @@ export class PassTransactions {
    */
   settle(): Promise<void> | undefined {
     if (this.#unsettled.size === 0) return undefined;
-    for (const pass of this.#passes.values()) pass.hurry = true;
+    for (const pass of this.#passes.values()) {
+      pass.hurry = true;
+      pass.wake?.();
+    }
     return Promise.allSettled([...this.#unsettled]).then(() => undefined);
   }
 
@@ -171,6 +187,7 @@ export class PassTransactions {
       queue: [first],
       carried: [],
       hurry: false,
+      wake: undefined,
       committing: false,
       drained: Promise.resolve(),
     };
@@ -229,9 +246,9 @@ export class PassTransactions {
     for (;;) {
       let unit = pass.queue[0];
       if (unit === undefined && !lingered && !pass.hurry) {
-        // The graph's next write comes behind this one's resolution: wait a turn for it.
+        // The graph's next write comes behind this one's resolution: wait a little for it.
         lingered = true;
-        await new Promise((resolve) => setImmediate(resolve));
+        await lingering(pass);
         unit = pass.queue[0];
       }
       if (unit === undefined || pass.carried.length >= MAX_PASS_WRITES) break;
@@ -332,6 +349,19 @@ export class PassTransactions {
     for (const write of pass.carried.splice(0)) write.ended();
     for (const unit of pass.queue.splice(0)) unit.reject(settledError(unit, error));
   }
+}
+
+/** Settles once a write joins `pass`'s queue, something hurries it, or {@link LINGER_MS} passed. */
+function lingering(pass: Pass): Promise<void> {
+  return new Promise((resolve) => {
+    const woken = () => {
+      clearTimeout(timer);
+      pass.wake = undefined;
+      resolve();
+    };
+    const timer = setTimeout(woken, LINGER_MS);
+    pass.wake = woken;
+  });
 }
 
 /**

@@ -485,6 +485,27 @@ describe("a pass transaction's closing statement carries its commit", () => {
     await store.close();
   });
 
+  test("a pass waits a little for its next write: a closing write that comes a moment later carries the commit; with none, the pass commits on its own", async () => {
+    const { store, fence, calls, pass, stored } = await openPass();
+    await pass(1);
+    await pass(2);
+    calls.splice(0);
+    const config = checkpointConfig("t-pass", fence);
+    await store.checkpointer.put(config, checkpoint({ step: 3 }), META, { step: 3 });
+    // What a pass does before its closing write when it comes to rest: reads, elsewhere, for a moment.
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    await store.pauses.markSent("acme", (await pass.asked()).pauseId, fence);
+    expect(calls).toEqual(["with"]);
+    expect(await stored()).toBe(3);
+    calls.splice(0);
+    await store.checkpointer.put(config, checkpoint({ step: 4 }), META, { step: 4 });
+    // Nothing follows: the write, held until now, goes with the pass's own commit.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(calls).toEqual(["commit"]);
+    expect(await stored()).toBe(4);
+    await store.close();
+  });
+
   test("a take closes a pass the same way: the change that may not run twice carries the checkpoint in front and the commit behind", async () => {
     const { store, fence, calls, pass, stored } = await openPass();
     await pass(1);
