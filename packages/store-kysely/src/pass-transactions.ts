@@ -245,7 +245,7 @@ export class PassTransactions {
     let lingered = false;
     for (;;) {
       let unit = pass.queue[0];
-      if (unit === undefined && !lingered && !pass.hurry) {
+      if (unit === undefined && !lingered && !pass.hurry && pass.carried.length < MAX_PASS_WRITES) {
         // The graph's next write comes behind this one's resolution: wait a little for it.
         lingered = true;
         await lingering(pass);

@@ -201,7 +201,7 @@ export class WriteTransactions {
    *
    * Where commits are not grouped (a pool: Postgres), `work` must be idempotent: it runs in a
    * transaction of its fence's own (see `PassTransactions`), which the pass's next writes join, and
-   * which commits once a turn passed without one, when a write given the same fence joins it, or
+   * which commits once a few milliseconds passed without one, when a write given the same fence joins it, or
    * before any other read or write of the store runs; after a transient fault its writes run again.
    */
   applied<T>(fence: Fence, work: Work<T>, options?: WriteOptions): Promise<T> {
@@ -399,7 +399,7 @@ export class WriteTransactions {
   /**
    * Settles once the write transactions asked for so far have committed or failed (not those asked for
    * later): a store waits for it before it closes its database, so a transaction between its last
-   * statement and its COMMIT (it turns the event loop once there) is not cut off.
+   * statement and its COMMIT (it waits for the event loop, or a pass's next write, there) is not cut off.
    */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.#pending]);
