@@ -47,15 +47,31 @@ export async function threadOpenFor(
   return thread;
 }
 
+/**
+ * Why `tenantId` cannot name a tenant of new executions, if it cannot: it must be a non-empty text
+ * without `/`. A tree's lease, and its checkpoints, are keyed `tenantId/threadId`: with a `/` in the
+ * tenant, tenant `a` with thread `b/c` and tenant `a/b` with thread `c` would share one key.
+ */
+function tenantIdProblem(tenantId: unknown, path: string): string | undefined {
+  if (typeof tenantId !== "string" || tenantId === "") return `${path} must be a non-empty text`;
+  if (tenantId.includes("/")) {
+    return `${path} must not contain "/" (a thread's key is tenantId/threadId, so "${tenantId}" could share one with another tenant's thread)`;
+  }
+  return undefined;
+}
+
 /** The tenant of `execute`'s options: `tenant`, or the flat `tenantId`, or the default tenant. */
 export function tenantOf(options: { readonly tenant?: Tenant; readonly tenantId?: string }): Tenant {
   const flat = options.tenantId;
-  if (flat !== undefined && (typeof flat !== "string" || flat === "")) {
-    throw new DtoValidationError("ExecuteOptions", [
-      { path: "tenantId", message: "tenantId must be a non-empty text" },
-    ]);
+  const flatProblem = flat === undefined ? undefined : tenantIdProblem(flat, "tenantId");
+  if (flatProblem !== undefined) {
+    throw new DtoValidationError("ExecuteOptions", [{ path: "tenantId", message: flatProblem }]);
   }
   if (options.tenant !== undefined) {
+    const problem = tenantIdProblem(options.tenant.tenantId, "tenant.tenantId");
+    if (problem !== undefined) {
+      throw new DtoValidationError("ExecuteOptions", [{ path: "tenant.tenantId", message: problem }]);
+    }
     if (flat !== undefined && flat !== options.tenant.tenantId) {
       throw new DtoValidationError("ExecuteOptions", [
         {

@@ -56,6 +56,40 @@ describe("execute: bad input and follow-ups", () => {
     await store.close();
   });
 
+  test("a tenant id with a \"/\" is refused before anything runs: tenant a's thread b/c and tenant a/b's thread c would share one key", async () => {
+    const app = await createApp(RefundApplication, { store: memoryStore() });
+    scriptedTurns.push(replyWith("done"));
+    const first = await app
+      .execute(
+        RefundWorkflowStart,
+        { text: "Refund ord_1" },
+        { threadId: "c", ownerId: "u", tenant: { tenantId: "a/b" } },
+      )
+      .catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(DtoValidationError);
+    expect((first as DtoValidationError).issues).toEqual([
+      { path: "tenant.tenantId", message: expect.stringContaining('must not contain "/"') },
+    ]);
+    const flat = await app
+      .execute(
+        RefundWorkflowStart,
+        { text: "Refund ord_1" },
+        { threadId: "c", ownerId: "u", tenantId: "a/b" },
+      )
+      .catch((e: unknown) => e);
+    expect((flat as DtoValidationError).issues.map((issue) => issue.path)).toEqual(["tenantId"]);
+    expect(await app.store.threads.findByTenantIdAndThreadId("a/b", "c")).toBeUndefined();
+    expect(await app.store.checkpointer.getTuple({ configurable: { thread_id: "a/b/c" } })).toBeUndefined();
+    // A "/" in the thread id is fine: the key splits at the tenant's end.
+    const ok = await app.execute(
+      RefundWorkflowStart,
+      { text: "Refund ord_1" },
+      { threadId: "b/c", ownerId: "u", tenant: { tenantId: "a" } },
+    );
+    expect(ok.status).toBe(ExecutionStatus.Completed);
+    await app.close();
+  });
+
   test("a tool input the model got wrong: the model reads the error and the loop goes on", async () => {
     const app = await createApp(RefundApplication, { store: memoryStore() });
     const model = new ScriptedChatModel([
