@@ -268,7 +268,8 @@ export class PassTransactions {
         pass.committing = false;
         await rollback();
         const fault = retry.faultOf(error);
-        // The COMMIT went with it: it may have landed. Being idempotent, it runs again all the same.
+        // The COMMIT went with it: it may have landed. An idempotent write runs again all the same; one
+        // that is not safe to run twice fails, its outcome unknown.
         if (commitWith !== undefined && fault === StoreFault.ConnectionLost && commitInFlight(error)) {
           unit.maybeCommitted = true;
           if (unit.closing === "once") {

@@ -554,15 +554,23 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
     expect((error as Error).message).toMatch(/outcome is unknown/);
   });
 
-  test("a connection lost while a closing statement and the COMMIT it carries are in flight: both run again, and the caller sees nothing", async () => {
-    const { store, schema, application, logs } = await openStore();
+  /**
+   * A lease, a pause asked under it on `threadId`, and a first pass (a checkpoint, the pause marked sent),
+   * so the connection has its begin and commit prepared and the next pass carries its commit.
+   */
+  async function afterFirstPass(store: Store, threadId: string) {
     const fence = await lease(store, "acme/pass");
-    const asked = await store.pauses.findOrCreate(pause({ threadId: "t-carried" }), fence);
-    // A first pass, so the connection has its begin and commit prepared and the next one carries its commit.
-    await store.checkpointer.put(checkpointConfig("t-carried", fence), checkpoint({ step: 1 }), META, {
+    const asked = await store.pauses.findOrCreate(pause({ threadId }), fence);
+    await store.checkpointer.put(checkpointConfig(threadId, fence), checkpoint({ step: 1 }), META, {
       step: 1,
     });
     await store.pauses.markSent("acme", asked.pauseId, fence);
+    return { fence, asked };
+  }
+
+  test("a connection lost while a closing statement and the COMMIT it carries are in flight: both run again, and the caller sees nothing", async () => {
+    const { store, schema, application, logs } = await openStore();
+    const { fence, asked } = await afterFirstPass(store, "t-carried");
     const release = await holdCommits(schema, "agboss_checkpoints");
     const saved = checkpoint({ step: 2 });
     await store.checkpointer.put(checkpointConfig("t-carried", fence), saved, META, { step: 2 });
@@ -578,13 +586,7 @@ describe("a pass's checkpoint writes (one transaction per fence)", () => {
 
   test("a connection lost while a take and the COMMIT it carries are in flight: the take says the outcome is unknown and is not run again; the checkpoint writes run again", async () => {
     const { store, schema, application, logs } = await openStore();
-    const fence = await lease(store, "acme/pass");
-    const asked = await store.pauses.findOrCreate(pause({ threadId: "t-take" }), fence);
-    // A first pass, so the connection has its begin and commit prepared and the next one carries its commit.
-    await store.checkpointer.put(checkpointConfig("t-take", fence), checkpoint({ step: 1 }), META, {
-      step: 1,
-    });
-    await store.pauses.markSent("acme", asked.pauseId, fence);
+    const { fence, asked } = await afterFirstPass(store, "t-take");
     await store.pauses.resolve("acme", asked.pauseId, { decision: { approved: true } }, 2_000);
     const release = await holdCommits(schema, "agboss_checkpoints");
     const saved = checkpoint({ step: 2 });

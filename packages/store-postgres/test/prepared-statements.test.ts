@@ -345,7 +345,12 @@ describe("a pass transaction's closing statement carries its commit", () => {
       );
       return rows[0]?.n ?? 0;
     };
-    return { store, fence, asked, calls, pass, stored, pool, schema };
+    /** Another holder takes the pass's lease over: its epoch moves on. */
+    const takeOver = () =>
+      withClient((client) =>
+        client.query(`update "${schema}".agboss_leases set epoch = epoch + 1 where key = 'acme/pass'`),
+      );
+    return { store, fence, asked, calls, pass, stored, pool, schema, takeOver };
   }
 
   test("once the connection has begin and commit prepared, a pass is one round trip: its checkpoint goes in front of its closing write, and the commit behind it", async () => {
@@ -527,14 +532,12 @@ describe("a pass transaction's closing statement carries its commit", () => {
   });
 
   test("a pass's first checkpoint write whose fence was lost refuses the closing write it went with: LeaseLostError, nothing of the pass kept, later writes refused", async () => {
-    const { store, fence, calls, pass, stored, schema } = await openPass();
+    const { store, fence, calls, pass, stored, takeOver } = await openPass();
     await pass(1);
     await pass(2);
     const asked = await pass.asked();
     // Another holder takes the lease over.
-    await withClient((client) =>
-      client.query(`update "${schema}".agboss_leases set epoch = epoch + 1 where key = 'acme/pass'`),
-    );
+    await takeOver();
     calls.splice(0);
     // Sent with the pass's next statement, it resolves at once: its fence is checked there.
     await store.checkpointer.put(checkpointConfig("t-pass", fence), checkpoint({ step: 3 }), META, {
@@ -552,13 +555,11 @@ describe("a pass transaction's closing statement carries its commit", () => {
   });
 
   test("a pass's first checkpoint write whose fence was lost, committed for a read: the read finds it gone, and the holder's next write is refused as lease lost", async () => {
-    const { store, fence, pass, stored, schema } = await openPass();
+    const { store, fence, pass, stored, takeOver } = await openPass();
     await pass(1);
     await pass(2);
     const asked = await pass.asked();
-    await withClient((client) =>
-      client.query(`update "${schema}".agboss_leases set epoch = epoch + 1 where key = 'acme/pass'`),
-    );
+    await takeOver();
     // Issued together, as the graph does: the first checks the fence where it is sent; the second, behind
     // it in the same transaction, need not.
     // (The second's statement is not prepared yet: it goes at once, with the first in front, and is

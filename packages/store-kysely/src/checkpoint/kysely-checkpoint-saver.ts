@@ -145,9 +145,9 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return undefined;
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config) || undefined;
-    // A start on a new thread, under its lease: nothing to read (see `NO_CHECKPOINT_CONFIG_KEY`).
-    if (checkpointId === undefined && knownToHaveNoCheckpoint(config)) return undefined;
     if (checkpointId === undefined) {
+      // A start on a new thread, under its lease: nothing to read (see `NO_CHECKPOINT_CONFIG_KEY`).
+      if (knownToHaveNoCheckpoint(config)) return undefined;
       const kept = this.#takeKept(keptRead(config), threadId, namespace);
       if (kept !== undefined) return this.#toTuple(kept.row, kept);
     }
