@@ -452,6 +452,14 @@ export class WriteTransactions {
     return this.#unit.getStore();
   }
 
+  /**
+   * Runs `work` outside the unit of work the caller runs in: what it reads, and what runs from it later,
+   * goes on the store's own connections, not on the unit's transaction (see {@link current}).
+   */
+  outside<T>(work: () => T): T {
+    return this.#unit.exit(work);
+  }
+
   #alone<T>(work: Work<T>): Promise<T> {
     return this.#retry.write(() =>
       this.#db.connection().execute((connection) =>

@@ -53,6 +53,7 @@ import { rememberExecutionBudget } from "../services/budget-guard.js";
 import { tellFollowersFailed } from "../services/followers.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { pauseAttributes } from "../services/tracing.js";
+import { forgetKeptRead, type ReadAhead, readAheadOf } from "../store/checkpoint-history.js";
 import { LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { Store } from "../store/store.js";
@@ -363,7 +364,18 @@ export class App {
    */
   async #claim(resolved: PauseRecord): Promise<Claimed | undefined> {
     const lease = await this.#leases.tryAcquire(`${resolved.tenantId}/${resolved.threadId}`);
-    return lease === undefined ? undefined : this.#underLease(resolved, lease);
+    if (lease === undefined) return undefined;
+    // The checkpoint the pass reads first, read now beside the tree's read where the store has a pool:
+    // the lease just taken holds off every other writer of it.
+    const readAhead = readAheadOf(this.#services.store.checkpointer, lease.key);
+    const held = await this.#underLease(resolved, lease);
+    if (readAhead === undefined) return held;
+    if ("failed" in held) {
+      const { checkpointer } = this.#services.store;
+      void readAhead.done.then(() => forgetKeptRead(checkpointer, readAhead.token));
+      return held;
+    }
+    return { ...held, readAhead };
   }
 
   /**
@@ -501,6 +513,7 @@ export class App {
       progress,
       // The step waiting on it takes it as stored by phase 1, without reading it again.
       answered: resolved,
+      readAhead: held.readAhead,
     });
   }
 
@@ -689,5 +702,10 @@ function abortedWaiting(resolved: PauseRecord, signal: AbortSignal | undefined):
 
 /** What phase 1 claimed of phase 2: the tree's lease, and the tree read and marked running (or why not). */
 type Claimed =
-  | { readonly lease: Lease; readonly tree: Tree }
+  | {
+      readonly lease: Lease;
+      readonly tree: Tree;
+      /** The tree's checkpoint, read ahead in phase 1 (see `ReadsAhead`), for the pass's first read. */
+      readonly readAhead?: ReadAhead | undefined;
+    }
   | { readonly lease: Lease; readonly failed: unknown };

@@ -27,6 +27,7 @@ import {
   KEEP_READ_CONFIG_KEY,
   KEPT_READ_CONFIG_KEY,
   NO_CHECKPOINT_CONFIG_KEY,
+  type ReadAhead,
 } from "../store/checkpoint-history.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
@@ -89,6 +90,8 @@ export class TreeMover {
     readonly answered?: PauseRecord | undefined;
     /** A start on a thread that did not exist before it: the thread has no checkpoint to read. */
     readonly newThread?: boolean | undefined;
+    /** The tree's checkpoint, read ahead under this lease (see `ReadsAhead`), for a `CONTINUE`'s first read. */
+    readonly readAhead?: ReadAhead | undefined;
   }): Promise<ExecutionOutput> {
     const { tree, lease, first, withRecord, signal, progress, answered } = args;
     const controller = new AbortController();
@@ -129,6 +132,7 @@ export class TreeMover {
         ...(first === CONTINUE ? {} : { starting: true }),
       },
       answered: answeredNow,
+      readAhead: { unread: first === CONTINUE ? args.readAhead : undefined },
       holdsLaunch: flowHoldsLaunch(
         tree.flow,
         (start) => this.#services.assembled.flows.get(start) as AssembledFlow,
@@ -160,6 +164,12 @@ export class TreeMover {
       signal?.removeEventListener("abort", onAbort);
       if (this.running.get(lease.key) === controller) this.running.delete(lease.key);
       heartbeat.stop();
+      const unread = pass.readAhead.unread;
+      if (unread !== undefined) {
+        // A pass that ended before its first read (a tree another pass had ended) leaves it to nobody.
+        const { checkpointer } = this.#services.store;
+        void unread.done.then(() => forgetKeptRead(checkpointer, unread.token));
+      }
       // An app closing mid-pass lets the lease lapse instead: a tool it cut off may still be running,
       // and another instance must not start it again before the lease says this one is gone.
       if (!(controller.signal.reason instanceof AppClosedError)) {
@@ -230,8 +240,15 @@ export class TreeMover {
       try {
         if (command === CONTINUE) {
           kept = `${lease.key}#${++keptReads}`;
+          const ahead = pass.readAhead.unread;
+          pass.readAhead.unread = undefined;
+          if (ahead !== undefined) await ahead.done;
           snapshot = await graph.getState({
-            configurable: { thread_id: lease.key, [KEEP_READ_CONFIG_KEY]: kept },
+            configurable: {
+              thread_id: lease.key,
+              [KEEP_READ_CONFIG_KEY]: kept,
+              ...(ahead === undefined ? {} : { [KEPT_READ_CONFIG_KEY]: ahead.token }),
+            },
           });
           if ((snapshot.values as Partial<FlowStateValue>).run?.executionId !== frame.executionId) {
             // Recorded as started, but its first checkpoint never landed: its process died at the start.
@@ -582,6 +599,8 @@ interface Pass {
   readonly holdsLaunch: boolean;
   /** The pause the caller answered just before the pass, by pauseId (the frame carries the same map). */
   readonly answered: ReadonlyMap<string, PauseRecord> | undefined;
+  /** The tree's checkpoint read ahead for the pass's first read, until that read takes it. */
+  readonly readAhead: { unread: ReadAhead | undefined };
 }
 
 /** Numbers the reads a pass asks the checkpointer to keep for invoke's (see `KEEP_READ_CONFIG_KEY`). */

@@ -74,3 +74,32 @@ export interface KeepsReads {
 export function forgetKeptRead(checkpointer: unknown, token: string): void {
   (checkpointer as Partial<KeepsReads>).forgetKeptRead?.(token);
 }
+
+/**
+ * A read of a thread's latest checkpoint begun ahead of the pass that needs it (see {@link ReadsAhead}):
+ * the pass's first read of the thread names `token` under {@link KEPT_READ_CONFIG_KEY} and takes what it
+ * found, once `done` has settled. A read that failed, or that a write to the thread overtook, kept
+ * nothing: the pass's read then reads, which is always correct.
+ */
+export interface ReadAhead {
+  readonly token: string;
+  /** Settles (never rejects) once the read has ended, kept or not. */
+  readonly done: Promise<void>;
+}
+
+/**
+ * A checkpointer that can begin reading a thread's latest checkpoint (root namespace) beside the unit
+ * of work that just took the thread's lease, on a connection of its own, and keep it for the pass that
+ * moves the thread next. The caller holds the lease from before the read begins, and its unit writes
+ * none of the thread's checkpoints: every fenced write that could change the checkpoint has then either
+ * committed before the read begins or waits for the unit to end and meets a newer epoch. Undefined
+ * where nothing would be gained (reads and writes share one connection), so the pass reads as usual.
+ */
+export interface ReadsAhead {
+  readAhead(threadId: string): ReadAhead | undefined;
+}
+
+/** Begins a read ahead of `threadId`'s latest checkpoint where `checkpointer` offers one (see {@link ReadsAhead}). */
+export function readAheadOf(checkpointer: unknown, threadId: string): ReadAhead | undefined {
+  return (checkpointer as Partial<ReadsAhead>).readAhead?.(threadId);
+}

@@ -34,6 +34,9 @@ export {
   keptRead,
   knownToHaveNoCheckpoint,
   NO_CHECKPOINT_CONFIG_KEY,
+  type ReadAhead,
+  type ReadsAhead,
+  readAheadOf,
   readToKeep,
 } from "./checkpoint-history.js";
 export type { ExecutionRecordRepository } from "./execution-record-repository.js";

@@ -1,9 +1,12 @@
 import {
   type Fence,
   fenceOf,
+  KEEP_READ_CONFIG_KEY,
   keepsLatestOnly,
   keptRead,
   knownToHaveNoCheckpoint,
+  type ReadAhead,
+  type ReadsAhead,
   readToKeep,
 } from "@agboss/core/store";
 import {
@@ -110,7 +113,7 @@ function originsKey(threadId: string, namespace: string, checkpointId: string): 
  * thread's history is then its latest checkpoint alone (`list` returns one per namespace). Without it a
  * put keeps the full history, as LangGraph's own checkpointers do.
  */
-export class KyselyCheckpointSaver extends BaseCheckpointSaver {
+export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsAhead {
   readonly #store: StoreDatabase;
   readonly #queries: CheckpointQueries;
   readonly #fence: FenceCheck;
@@ -127,6 +130,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
   readonly #writesInFlight = new Map<string, Set<Promise<void>>>();
   /** Reads kept for a next read, by token, oldest first (see `KEEP_READ_CONFIG_KEY`). */
   readonly #keptReads = new Map<string, KeptRead>();
+  /** How many reads ahead this saver began (their tokens' numbers). */
+  #readsAhead = 0;
   /** Reads in flight whose parts are to be kept: a write begun on their thread meanwhile overtakes them. */
   readonly #keeping = new Set<{ readonly threadId: string; overtaken: boolean }>();
   /** Writes begun and not yet settled, by thread: a read begun while one is in flight is not kept. */
@@ -149,7 +154,13 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       // A start on a new thread, under its lease: nothing to read (see `NO_CHECKPOINT_CONFIG_KEY`).
       if (knownToHaveNoCheckpoint(config)) return undefined;
       const kept = this.#takeKept(keptRead(config), threadId, namespace);
-      if (kept !== undefined) return this.#toTuple(kept.row, kept);
+      if (kept !== undefined) {
+        // Taken by a read that keeps its own for the next (a read ahead taken by the pass's first read):
+        // nothing wrote the thread since, or the read would not have been there to take.
+        const keep = readToKeep(config);
+        if (keep !== undefined) this.#keep(keep, { threadId, namespace, parts: kept });
+        return this.#toTuple(kept.row, kept);
+      }
     }
     const keep = checkpointId === undefined ? readToKeep(config) : undefined;
     if (keep === undefined) {
@@ -166,13 +177,39 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver {
       this.#keeping.delete(reading);
     }
     if (parts === undefined) return undefined;
-    if (!reading.overtaken) {
-      this.#keptReads.set(keep, { threadId, namespace, parts });
-      if (this.#keptReads.size > KEPT_READS) {
-        this.#keptReads.delete(this.#keptReads.keys().next().value as string);
-      }
-    }
+    if (!reading.overtaken) this.#keep(keep, { threadId, namespace, parts });
     return this.#toTuple(parts.row, parts);
+  }
+
+  /** Keeps `read` under `token` for the next read that names it, dropping the oldest past {@link KEPT_READS}. */
+  #keep(token: string, read: KeptRead): void {
+    this.#keptReads.set(token, read);
+    if (this.#keptReads.size > KEPT_READS) {
+      this.#keptReads.delete(this.#keptReads.keys().next().value as string);
+    }
+  }
+
+  /**
+   * Begins reading the latest checkpoint of `threadId`'s root namespace, outside the caller's unit of
+   * work, and keeps it for the read that names the token (see `ReadsAhead` in `@agboss/core/store`).
+   * Only where transactions run side by side on a pool: on one connection the read would wait for the
+   * caller's unit and gain nothing.
+   */
+  readAhead(threadId: string): ReadAhead | undefined {
+    const transactions = this.#store.transactions;
+    if (transactions === undefined || this.#store.capabilities.groupCommit) return undefined;
+    const token = `ahead:${threadId}#${++this.#readsAhead}`;
+    const config = {
+      configurable: { thread_id: threadId, checkpoint_ns: "", [KEEP_READ_CONFIG_KEY]: token },
+    };
+    const done = transactions
+      .outside(() => this.getTuple(config))
+      .then(
+        () => undefined,
+        // Nothing kept: the read that names the token reads for itself, and meets the fault if it lasts.
+        () => undefined,
+      );
+    return { token, done };
   }
 
   /** The parts kept under `token` for this thread and namespace, taken (once); none after a write to the thread. */

@@ -1,4 +1,4 @@
-import { KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
+import { KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY, readAheadOf } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
 import { checkpoint, RICH_JSON, uid, versionsOf } from "./fixtures.js";
@@ -109,6 +109,32 @@ export function checkpointerCases({ store, test }: ConformanceContext): void {
         configurable: { thread_id: threadId, [KEPT_READ_CONFIG_KEY]: token },
       }),
     ).toBeUndefined();
+  });
+
+  test("checkpointer: a read ahead (where the checkpointer offers one) is what the read naming it gets, until the thread is written", async () => {
+    const threadId = uid("thread");
+    const first = checkpoint({ messages: ["hi"] });
+    const saved = await putFirst(threadId, first);
+    await store().checkpointer.putWrites(saved, [["messages", "next"]], "task-1");
+    const ahead = readAheadOf(store().checkpointer, threadId);
+    // A checkpointer without reads ahead: the pass reads for itself, which the other cases cover.
+    if (ahead === undefined) return;
+    await ahead.done;
+    const taken = await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEPT_READ_CONFIG_KEY]: ahead.token },
+    });
+    expect(taken?.checkpoint).toEqual(first);
+    expect(taken?.pendingWrites).toEqual([["task-1", "messages", "next"]]);
+
+    const later = readAheadOf(store().checkpointer, threadId);
+    await later?.done;
+    const second = checkpoint({ messages: ["hi", "there"] });
+    second.channel_versions = { messages: 2 };
+    await store().checkpointer.put(saved, second, { source: "loop", step: 0, parents: {} }, { messages: 2 });
+    const afterPut = await store().checkpointer.getTuple({
+      configurable: { thread_id: threadId, [KEPT_READ_CONFIG_KEY]: later?.token },
+    });
+    expect(afterPut?.checkpoint).toEqual(second);
   });
 
   test("checkpointer: a write after a kept read is what the next read sees", async () => {
