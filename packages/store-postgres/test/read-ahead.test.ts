@@ -120,3 +120,99 @@ describe("a checkpoint read ahead of the pass", () => {
     await store.close();
   });
 });
+
+describe("a read ahead and another instance's fenced writes", () => {
+  /** Two stores on one schema, each on a pool of its own: two instances of an application. */
+  async function twoInstances() {
+    const { store: a } = await openRecorded();
+    const poolB = new pg.Pool({ connectionString: TEST_URL, max: 2 });
+    pools.push(poolB);
+    const b = await PostgresStore.open({ pool: poolB, schema: a.schema });
+    return { a, b };
+  }
+
+  /** B's lease on `key`, granted long enough ago that it has lapsed: A may take the key over by grant. */
+  async function lapsedLeaseOfB(b: PostgresStore, key: string): Promise<Fence> {
+    const lapsed = await b.leases.acquire({
+      key,
+      holder: "instance-b",
+      now: Date.now() - 120_000,
+      ttlMs: 60_000,
+    });
+    return lapsed as Fence;
+  }
+
+  test("a write of the old holder in flight when the lease is granted: the grant waits for it, and the read ahead sees it", async () => {
+    const { a, b } = await twoInstances();
+    const fenceB = await lapsedLeaseOfB(b, "t-inflight");
+    const first = checkpoint({ step: 1 });
+    const saved = await b.checkpointer.put(checkpointConfig("t-inflight", fenceB), first, META, { step: 1 });
+    const second = checkpoint({ step: 2 });
+    let granted = false;
+    // B writes the next checkpoint in a transaction it keeps open a while: its fence holds the lease row.
+    const writing = b.atomically(async () => {
+      await b.checkpointer.put(
+        checkpointConfig("t-inflight", fenceB, saved.configurable?.checkpoint_id as string),
+        second,
+        META,
+        { step: 2 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(granted).toBe(false);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    let ahead: ReturnType<typeof readAheadOf>;
+    await a.atomically(async () => {
+      const lease = await a.leases.acquire({ key: "t-inflight", now: Date.now(), ...LEASE });
+      granted = lease !== undefined;
+      expect(lease?.epoch).toBe(fenceB.epoch + 1);
+      ahead = readAheadOf(a.checkpointer, "t-inflight");
+    });
+    await writing;
+    await ahead?.done;
+    const read = await a.checkpointer.getTuple({
+      configurable: { thread_id: "t-inflight", [KEPT_READ_CONFIG_KEY]: ahead?.token },
+    });
+    expect(read?.checkpoint).toEqual(second);
+    await b.close();
+    await a.close();
+  });
+
+  test("a write of the old holder after the grant waits for the unit, then fails: nothing of it is stored, and the read ahead is the latest checkpoint", async () => {
+    const { a, b } = await twoInstances();
+    const fenceB = await lapsedLeaseOfB(b, "t-after");
+    const first = checkpoint({ step: 1 });
+    const saved = await b.checkpointer.put(checkpointConfig("t-after", fenceB), first, META, { step: 1 });
+    let ahead: ReturnType<typeof readAheadOf>;
+    let late: Promise<unknown> | undefined;
+    await a.atomically(async () => {
+      const lease = await a.leases.acquire({ key: "t-after", now: Date.now(), ...LEASE });
+      expect(lease).toBeDefined();
+      ahead = readAheadOf(a.checkpointer, "t-after");
+      // B, not yet told, writes under its old fence while A's unit is open.
+      late = b.checkpointer
+        .put(
+          checkpointConfig("t-after", fenceB, saved.configurable?.checkpoint_id as string),
+          checkpoint({ step: 2 }),
+          META,
+          { step: 2 },
+        )
+        .catch((error: unknown) => error);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    });
+    await ahead?.done;
+    await late;
+    // Whatever B's write resolved with (a stale checkpoint write may resolve), once B's transactions have
+    // ended nothing of it is stored.
+    await b.close();
+    const read = await a.checkpointer.getTuple({
+      configurable: { thread_id: "t-after", [KEPT_READ_CONFIG_KEY]: ahead?.token },
+    });
+    expect(read?.checkpoint).toEqual(first);
+    const latest = await a.checkpointer.getTuple({
+      configurable: { thread_id: "t-after", checkpoint_ns: "" },
+    });
+    expect(latest?.checkpoint).toEqual(first);
+    await a.close();
+  });
+});

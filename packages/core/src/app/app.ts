@@ -53,7 +53,7 @@ import { rememberExecutionBudget } from "../services/budget-guard.js";
 import { tellFollowersFailed } from "../services/followers.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { pauseAttributes } from "../services/tracing.js";
-import { forgetKeptRead, type ReadAhead, readAheadOf } from "../store/checkpoint-history.js";
+import { forgetReadAhead, type ReadAhead, readAheadOf } from "../store/checkpoint-history.js";
 import { LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { Store } from "../store/store.js";
@@ -339,9 +339,24 @@ export class App {
     // Read as the caller passed it: a missing credential is phase 1's DtoValidationError.
     const signal = signalOf("app.resume", "ResumeOptions", options);
     // Phase 2 starts in phase 1's commit when the tree's lease is free: taken and the tree marked running.
-    const { resolved, responder, claimed } = await this.#answerTraced(() =>
-      recordAnswer(this.#services, request, options, (r) => this.#claim(r)),
-    );
+    const readsAhead: ReadAhead[] = [];
+    const { checkpointer } = this.#services.store;
+    let recorded: Awaited<ReturnType<typeof recordAnswer<Claimed | undefined>>>;
+    try {
+      recorded = await this.#answerTraced(() =>
+        recordAnswer(this.#services, request, options, (r) => this.#claim(r, readsAhead)),
+      );
+    } catch (error) {
+      for (const ahead of readsAhead) forgetReadAhead(checkpointer, ahead);
+      throw error;
+    }
+    const { resolved, responder, claimed } = recorded;
+    // Reads begun by attempts of the unit that ran again, or for a tree that could not be read: nobody's.
+    for (const ahead of readsAhead) {
+      if (claimed === undefined || !("tree" in claimed) || claimed.readAhead !== ahead) {
+        forgetReadAhead(checkpointer, ahead);
+      }
+    }
     const withRecord = options.record === true;
     const held =
       claimed ??
@@ -362,20 +377,16 @@ export class App {
    * fails on Postgres aborts its transaction: then nothing of it is kept, the answer included, and the
    * caller gets the error with the pause still pending.)
    */
-  async #claim(resolved: PauseRecord): Promise<Claimed | undefined> {
+  async #claim(resolved: PauseRecord, readsAhead: ReadAhead[]): Promise<Claimed | undefined> {
     const lease = await this.#leases.tryAcquire(`${resolved.tenantId}/${resolved.threadId}`);
     if (lease === undefined) return undefined;
     // The checkpoint the pass reads first, read now beside the tree's read where the store has a pool:
-    // the lease just taken holds off every other writer of it.
+    // the lease just taken holds off every other writer of it. Noted in `readsAhead` for the caller,
+    // which lets go of the reads that no pass will take.
     const readAhead = readAheadOf(this.#services.store.checkpointer, lease.key);
+    if (readAhead !== undefined) readsAhead.push(readAhead);
     const held = await this.#underLease(resolved, lease);
-    if (readAhead === undefined) return held;
-    if ("failed" in held) {
-      const { checkpointer } = this.#services.store;
-      void readAhead.done.then(() => forgetKeptRead(checkpointer, readAhead.token));
-      return held;
-    }
-    return { ...held, readAhead };
+    return readAhead === undefined || "failed" in held ? held : { ...held, readAhead };
   }
 
   /**

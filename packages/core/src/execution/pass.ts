@@ -24,6 +24,7 @@ import {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   type CheckpointHistory,
   forgetKeptRead,
+  forgetReadAhead,
   KEEP_READ_CONFIG_KEY,
   KEPT_READ_CONFIG_KEY,
   NO_CHECKPOINT_CONFIG_KEY,
@@ -165,11 +166,8 @@ export class TreeMover {
       if (this.running.get(lease.key) === controller) this.running.delete(lease.key);
       heartbeat.stop();
       const unread = pass.readAhead.unread;
-      if (unread !== undefined) {
-        // A pass that ended before its first read (a tree another pass had ended) leaves it to nobody.
-        const { checkpointer } = this.#services.store;
-        void unread.done.then(() => forgetKeptRead(checkpointer, unread.token));
-      }
+      // A pass that ended before its first read (a tree another pass had ended) leaves it to nobody.
+      if (unread !== undefined) forgetReadAhead(this.#services.store.checkpointer, unread);
       // An app closing mid-pass lets the lease lapse instead: a tool it cut off may still be running,
       // and another instance must not start it again before the lease says this one is gone.
       if (!(controller.signal.reason instanceof AppClosedError)) {
@@ -236,11 +234,13 @@ export class TreeMover {
     for (;;) {
       // The token under which the checkpointer keeps this read of the checkpoint for invoke's.
       let kept: string | undefined;
+      // The read begun ahead of the pass (see `ReadsAhead`), which its first read takes.
+      let ahead: ReadAhead | undefined;
       let out: FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
       try {
         if (command === CONTINUE) {
           kept = `${lease.key}#${++keptReads}`;
-          const ahead = pass.readAhead.unread;
+          ahead = pass.readAhead.unread;
           pass.readAhead.unread = undefined;
           if (ahead !== undefined) await ahead.done;
           snapshot = await graph.getState({
@@ -278,8 +278,10 @@ export class TreeMover {
           }),
         )) as FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
       } finally {
-        // A kept read that invoke did not take (the pass ended first, or invoke failed before its read).
+        // A kept read that invoke did not take (the pass ended first, or invoke failed before its read),
+        // and a read ahead the first read did not take (it failed first).
         if (kept !== undefined) forgetKeptRead(this.#services.store.checkpointer, kept);
+        if (ahead !== undefined) forgetKeptRead(this.#services.store.checkpointer, ahead.token);
       }
       if (out.__interrupt__ === undefined) return { finished: out, moved };
       // Before resting, take the pauses resolved while this pass ran (the drain). The audit trail the

@@ -20,7 +20,9 @@ export function keepsLatestOnly(config: { configurable?: Record<string, unknown>
  * reads it again. `getTuple` with a token under {@link KEEP_READ_CONFIG_KEY} keeps the latest
  * checkpoint's stored parts under that token; `getTuple` with the same token under
  * {@link KEPT_READ_CONFIG_KEY} takes them (once) instead of reading, unless the thread was written
- * since. A checkpointer that keeps nothing reads both times, which is always correct.
+ * since; a read that names both takes the one and keeps what it took under the other (the pass's first
+ * read, taking a read begun ahead, see {@link ReadsAhead}). A checkpointer that keeps nothing reads
+ * every time, which is always correct.
  */
 export const KEEP_READ_CONFIG_KEY = "agboss_keep_read";
 
@@ -91,9 +93,11 @@ export interface ReadAhead {
  * A checkpointer that can begin reading a thread's latest checkpoint (root namespace) beside the unit
  * of work that just took the thread's lease, on a connection of its own, and keep it for the pass that
  * moves the thread next. The caller holds the lease from before the read begins, and its unit writes
- * none of the thread's checkpoints: every fenced write that could change the checkpoint has then either
- * committed before the read begins or waits for the unit to end and meets a newer epoch. Undefined
- * where nothing would be gained (reads and writes share one connection), so the pass reads as usual.
+ * none of the thread's checkpoints. It is only safe where the grant of a lease locks its row until the
+ * unit ends and every fenced write locks that row for share: every fenced write that could change the
+ * checkpoint has then either committed before the read begins or waits for the unit to end and meets a
+ * newer epoch. `readAhead` answers undefined where that does not hold, or where nothing would be gained
+ * (reads and writes share one connection): the pass then reads as usual.
  */
 export interface ReadsAhead {
   readAhead(threadId: string): ReadAhead | undefined;
@@ -102,4 +106,9 @@ export interface ReadsAhead {
 /** Begins a read ahead of `threadId`'s latest checkpoint where `checkpointer` offers one (see {@link ReadsAhead}). */
 export function readAheadOf(checkpointer: unknown, threadId: string): ReadAhead | undefined {
   return (checkpointer as Partial<ReadsAhead>).readAhead?.(threadId);
+}
+
+/** Drops what `ahead` keeps once its read has ended, where nobody will take it (see {@link ReadsAhead}). */
+export function forgetReadAhead(checkpointer: unknown, ahead: ReadAhead): void {
+  void ahead.done.then(() => forgetKeptRead(checkpointer, ahead.token));
 }

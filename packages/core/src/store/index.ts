@@ -27,6 +27,7 @@ export {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   type CheckpointHistory,
   forgetKeptRead,
+  forgetReadAhead,
   KEEP_READ_CONFIG_KEY,
   KEPT_READ_CONFIG_KEY,
   type KeepsReads,

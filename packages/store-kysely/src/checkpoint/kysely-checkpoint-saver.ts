@@ -1,7 +1,6 @@
 import {
   type Fence,
   fenceOf,
-  KEEP_READ_CONFIG_KEY,
   keepsLatestOnly,
   keptRead,
   knownToHaveNoCheckpoint,
@@ -163,10 +162,19 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
       }
     }
     const keep = checkpointId === undefined ? readToKeep(config) : undefined;
-    if (keep === undefined) {
-      const parts = await this.#readParts(threadId, namespace, checkpointId);
-      return parts === undefined ? undefined : this.#toTuple(parts.row, parts);
-    }
+    const parts =
+      keep === undefined
+        ? await this.#readParts(threadId, namespace, checkpointId)
+        : await this.#readAndKeep(threadId, namespace, keep);
+    return parts === undefined ? undefined : this.#toTuple(parts.row, parts);
+  }
+
+  /** Reads the latest checkpoint's parts and keeps them under `token`, unless a write overtook the read. */
+  async #readAndKeep(
+    threadId: string,
+    namespace: string,
+    token: string,
+  ): Promise<CheckpointParts | undefined> {
     // A write in flight may land after this read: what it reads is not kept.
     const reading = { threadId, overtaken: this.#writing.has(threadId) };
     this.#keeping.add(reading);
@@ -176,9 +184,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     } finally {
       this.#keeping.delete(reading);
     }
-    if (parts === undefined) return undefined;
-    if (!reading.overtaken) this.#keep(keep, { threadId, namespace, parts });
-    return this.#toTuple(parts.row, parts);
+    if (parts !== undefined && !reading.overtaken) this.#keep(token, { threadId, namespace, parts });
+    return parts;
   }
 
   /** Keeps `read` under `token` for the next read that names it, dropping the oldest past {@link KEPT_READS}. */
@@ -192,18 +199,18 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   /**
    * Begins reading the latest checkpoint of `threadId`'s root namespace, outside the caller's unit of
    * work, and keeps it for the read that names the token (see `ReadsAhead` in `@agboss/core/store`).
-   * Only where transactions run side by side on a pool: on one connection the read would wait for the
-   * caller's unit and gain nothing.
+   * Only where transactions run side by side on a pool and a lease's grant locks its row, which fenced
+   * writes lock for share (Postgres): on one connection the read would wait for the caller's unit and
+   * gain nothing, and without the row lock a fenced write could commit between the read and the unit.
+   * What it finds is kept as stored, not decoded: the read that takes it decodes it.
    */
   readAhead(threadId: string): ReadAhead | undefined {
     const transactions = this.#store.transactions;
-    if (transactions === undefined || this.#store.capabilities.groupCommit) return undefined;
+    const { groupCommit, lockRowsForUpdate } = this.#store.capabilities;
+    if (transactions === undefined || groupCommit || !lockRowsForUpdate) return undefined;
     const token = `ahead:${threadId}#${++this.#readsAhead}`;
-    const config = {
-      configurable: { thread_id: threadId, checkpoint_ns: "", [KEEP_READ_CONFIG_KEY]: token },
-    };
     const done = transactions
-      .outside(() => this.getTuple(config))
+      .outside(() => this.#readAndKeep(threadId, "", token))
       .then(
         () => undefined,
         // Nothing kept: the read that names the token reads for itself, and meets the fault if it lasts.
