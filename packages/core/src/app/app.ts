@@ -340,23 +340,22 @@ export class App {
     const signal = signalOf("app.resume", "ResumeOptions", options);
     // Phase 2 starts in phase 1's commit when the tree's lease is free: taken and the tree marked running.
     const readsAhead: ReadAhead[] = [];
-    const { checkpointer } = this.#services.store;
+    let taken: ReadAhead | undefined;
     let recorded: Awaited<ReturnType<typeof recordAnswer<Claimed | undefined>>>;
     try {
       recorded = await this.#answerTraced(() =>
         recordAnswer(this.#services, request, options, (r) => this.#claim(r, readsAhead)),
       );
-    } catch (error) {
-      for (const ahead of readsAhead) forgetReadAhead(checkpointer, ahead);
-      throw error;
-    }
-    const { resolved, responder, claimed } = recorded;
-    // Reads begun by attempts of the unit that ran again, or for a tree that could not be read: nobody's.
-    for (const ahead of readsAhead) {
-      if (claimed === undefined || !("tree" in claimed) || claimed.readAhead !== ahead) {
-        forgetReadAhead(checkpointer, ahead);
+      taken =
+        recorded.claimed !== undefined && "tree" in recorded.claimed ? recorded.claimed.readAhead : undefined;
+    } finally {
+      // Reads begun by attempts of the unit that ran again or did not commit, or for a tree that could not
+      // be read: nobody will take them.
+      for (const ahead of readsAhead) {
+        if (ahead !== taken) forgetReadAhead(this.#services.store.checkpointer, ahead);
       }
     }
+    const { resolved, responder, claimed } = recorded;
     const withRecord = options.record === true;
     const held =
       claimed ??
