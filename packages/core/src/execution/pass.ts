@@ -114,6 +114,10 @@ export class TreeMover {
     }));
     // Shared by the pass (what to resume) and its steps (through the frame), which take their entry.
     const answeredNow = answered === undefined ? undefined : new Map([[answered.pauseId, answered]]);
+    const holdsLaunch = flowHoldsLaunch(
+      tree.flow,
+      (start) => this.#services.assembled.flows.get(start) as AssembledFlow,
+    );
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
     let released = false;
     const pass: Pass = {
@@ -134,10 +138,18 @@ export class TreeMover {
       },
       answered: answeredNow,
       readAhead: { unread: first === CONTINUE ? args.readAhead : undefined },
-      holdsLaunch: flowHoldsLaunch(
-        tree.flow,
-        (start) => this.#services.assembled.flows.get(start) as AssembledFlow,
-      ),
+      holdsLaunch,
+      // Resting paused with every record of its last pass stored, the tree's checkpoint is that rest's:
+      // answering a pause of it needs no read of it to know what to run (see `#advance`).
+      // Resting paused, the tree's checkpoint is the one its last pass rested on, and no pass since took
+      // an answer: an answered pause is resumed without reading it first (see `#advance`).
+      resumesUnread: {
+        first:
+          first === CONTINUE &&
+          answered !== undefined &&
+          !holdsLaunch &&
+          tree.stored?.status === ExecutionStatus.Paused,
+      },
       release: async () => {
         if (released) return;
         released = true;
@@ -239,10 +251,19 @@ export class TreeMover {
       let out: FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
       try {
         if (command === CONTINUE) {
-          kept = `${lease.key}#${++keptReads}`;
           ahead = pass.readAhead.unread;
           pass.readAhead.unread = undefined;
           if (ahead !== undefined) await ahead.done;
+        }
+        if (command === CONTINUE && pass.resumesUnread.first) {
+          // Every interrupted task runs again and reads its pause: the answered one goes on, a pending one
+          // interrupts again, a Taken one (its holder died) runs its step again. So `null` resumes what a
+          // resume map would, without the state read that builds the map. Invoke takes the read ahead.
+          pass.resumesUnread.first = false;
+          kept = ahead?.token;
+          command = null;
+        } else if (command === CONTINUE) {
+          kept = `${lease.key}#${++keptReads}`;
           snapshot = await graph.getState({
             configurable: {
               thread_id: lease.key,
@@ -603,6 +624,11 @@ interface Pass {
   readonly answered: ReadonlyMap<string, PauseRecord> | undefined;
   /** The tree's checkpoint read ahead for the pass's first read, until that read takes it. */
   readonly readAhead: { unread: ReadAhead | undefined };
+  /**
+   * Whether the pass's first `CONTINUE` invokes the graph without reading the state first: the call
+   * answered a pause of a tree that rested paused, and no launch of it can withdraw a branch.
+   */
+  readonly resumesUnread: { first: boolean };
 }
 
 /** Numbers the reads a pass asks the checkpointer to keep for invoke's (see `KEEP_READ_CONFIG_KEY`). */

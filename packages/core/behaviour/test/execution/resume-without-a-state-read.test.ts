@@ -1,0 +1,144 @@
+import { callTool, ExecutionStatus, replyWith } from "@agboss/core";
+import { LEASE_TTL_MS } from "@agboss/core/internal";
+import { FENCE_CONFIG_KEY, type StoredExecution } from "@agboss/core/store";
+import { expect } from "vitest";
+import { onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
+import {
+  ApprovedRefundTool,
+  BookExpenseTool,
+  Desk,
+  OfficeApplication,
+} from "../../src/fixtures/approval-app.js";
+import {
+  FinanceAgent,
+  LegalAgent,
+  OpsAgent,
+  ReviewApplication,
+  ReviewStart,
+  SummaryAgent,
+} from "../../src/fixtures/parallel-app.js";
+import { acme, pauseRefund, pauseTwo } from "../../src/office.js";
+
+// A resume of a tree that rested paused goes on from its checkpoint at once: every interrupted step runs
+// again and reads its own pause, so the pass needs no read of the state to know what to resume. Where a
+// launch may have to withdraw branches first, the pass reads the state before it moves anything.
+
+const manager = { tenantId: acme.tenantId, answeredBy: "manager-17" } as const;
+const owner = { tenantId: acme.tenantId, ownerId: "alice" } as const;
+
+/** Notes, from now on, whether each read of a checkpoint was the graph's own (fenced, in `invoke`) or a state read. */
+function watchingReads(checkpointer: object) {
+  const saver = checkpointer as {
+    getTuple(config: { configurable?: Record<string, unknown> }): Promise<unknown>;
+  };
+  const getTuple = saver.getTuple.bind(saver);
+  const reads: ("invoke" | "state")[] = [];
+  saver.getTuple = (config) => {
+    reads.push(config.configurable?.[FENCE_CONFIG_KEY] === undefined ? "state" : "invoke");
+    return getTuple(config);
+  };
+  return reads;
+}
+
+onEachBackendAndPostgres(OfficeApplication, (test) => {
+  test("a resume of a tree resting paused invokes its graph without reading the state first", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-unread");
+    const reads = watchingReads(store.checkpointer);
+    const resumed = await app.resume({ pauseId, decision: { approved: true } }, manager);
+    expect(resumed.status).toBe(ExecutionStatus.Completed);
+    expect(app.get(Desk).refunds).toHaveLength(1);
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.filter((read) => read === "state")).toEqual([]);
+  });
+
+  test("answering one of two pauses of a turn runs its tool only; the other step asks nothing again, and its answer ends the tree", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    const { refundPauseId, expensePauseId } = await pauseTwo(app, mockLlm, "t-unread-two");
+    const asked = app.get(Desk).asked.length;
+    const reads = watchingReads(store.checkpointer);
+    const first = await app.resume({ pauseId: refundPauseId, decision: { approved: true } }, manager);
+    expect(first.status).toBe(ExecutionStatus.Paused);
+    expect(first.pending.map((p) => p.pauseId)).toEqual([expensePauseId]);
+    expect(app.get(Desk).refunds).toHaveLength(1);
+    expect(app.get(Desk).expenses).toHaveLength(0);
+    const done = await app.resume({ pauseId: expensePauseId, decision: { approved: true } }, owner);
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(app.get(Desk).refunds).toHaveLength(1);
+    expect(app.get(Desk).expenses).toHaveLength(1);
+    expect(app.get(Desk).asked).toHaveLength(asked);
+    expect(reads.filter((read) => read === "state")).toEqual([]);
+  });
+
+  test("a resume of a tree left running by a holder that died reads the state first, and goes on with the step it cut off", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { refundPauseId, expensePauseId, threadKey } = await pauseTwo(app, mockLlm, "t-unread-died");
+    // A holder took the refund's answer, marked the tree running and died before the tool ran; its lease
+    // has lapsed (taken a lease's length ago: moving the Clock instead would start the app's own sweep).
+    const then = clock.now() - LEASE_TTL_MS - 1;
+    const dead = await store.leases.acquire({
+      key: threadKey,
+      holder: "dead",
+      now: then,
+      ttlMs: LEASE_TTL_MS,
+    });
+    if (dead === undefined) throw new Error("the tree's lease is held");
+    await store.pauses.resolve(
+      acme.tenantId,
+      refundPauseId,
+      { decision: { approved: true }, responder: "m-1" },
+      then,
+    );
+    const taken = await store.pauses.take(acme.tenantId, refundPauseId, { at: then }, dead);
+    const stored = await store.executions.findByTenantIdAndExecutionId(
+      acme.tenantId,
+      taken?.rootExecutionId as string,
+    );
+    await store.executions.save({ ...(stored as StoredExecution), status: ExecutionStatus.Running }, dead);
+    const reads = watchingReads(store.checkpointer);
+    const done = await app.resume({ pauseId: expensePauseId, decision: { approved: true } }, owner);
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(reads[0]).toBe("state");
+    expect(app.get(Desk).refunds).toHaveLength(1);
+    expect(app.get(Desk).expenses).toHaveLength(1);
+  });
+});
+
+onEachBackend(ReviewApplication, (test) => {
+  test("a resume of a tree with a parallel launch reads the state first, for the branches to withdraw", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    mockLlm(LegalAgent).thenReturn(
+      callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }),
+      replyWith("legal ok"),
+    );
+    mockLlm(FinanceAgent).thenReturn(
+      callTool(BookExpenseTool, { purpose: "audit", amountCents: 200 }),
+      replyWith("finance ok"),
+    );
+    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
+    mockLlm(SummaryAgent).thenReturn(replyWith("summary"));
+    const paused = await app.execute(
+      ReviewStart,
+      { text: "case 1" },
+      { ...owner, tenant: acme, threadId: "t-launch" },
+    );
+    const expenseId = paused.pending.find((p) => p.agent === "finance-agent")?.pauseId as string;
+    const reads = watchingReads(store.checkpointer);
+    const resumed = await app.resume({ pauseId: expenseId, decision: { approved: true } }, owner);
+    expect(resumed.status).toBe(ExecutionStatus.Paused);
+    expect(reads[0]).toBe("state");
+  });
+});
