@@ -139,14 +139,14 @@ export class TreeMover {
       answered: answeredNow,
       readAhead: { unread: first === CONTINUE ? args.readAhead : undefined },
       holdsLaunch,
-      // Resting paused with every record of its last pass stored, the tree's checkpoint is that rest's:
-      // answering a pause of it needs no read of it to know what to run (see `#advance`).
       // Resting paused, the tree's checkpoint is the one its last pass rested on, and no pass since took
-      // an answer: an answered pause is resumed without reading it first (see `#advance`).
+      // an answer: a pause answered for its step to take is resumed without reading the state first
+      // (see `#advance`). An escalated pause is not: its step passes its interrupt, which needs a resume.
       resumesUnread: {
         first:
           first === CONTINUE &&
-          answered !== undefined &&
+          answered?.status === PauseStatus.Resolved &&
+          answered.resolution !== PauseResolution.Escalated &&
           !holdsLaunch &&
           tree.stored?.status === ExecutionStatus.Paused,
       },
@@ -256,11 +256,12 @@ export class TreeMover {
           if (ahead !== undefined) await ahead.done;
         }
         if (command === CONTINUE && pass.resumesUnread.first) {
-          // Every interrupted task runs again and reads its pause: the answered one goes on, a pending one
-          // interrupts again, a Taken one (its holder died) runs its step again. So `null` resumes what a
-          // resume map would, without the state read that builds the map. Invoke takes the read ahead.
+          // Every interrupted task runs again and its step reads its own pause: the answered one is taken
+          // and goes on, a pending one interrupts again. So `null` resumes what a resume map would, without
+          // the state read that builds the map. Invoke's read takes the read ahead, as `kept`.
           pass.resumesUnread.first = false;
           kept = ahead?.token;
+          ahead = undefined;
           command = null;
         } else if (command === CONTINUE) {
           kept = `${lease.key}#${++keptReads}`;

@@ -1,8 +1,9 @@
 import { callTool, ExecutionStatus, replyWith } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
-import { FENCE_CONFIG_KEY, type StoredExecution } from "@agboss/core/store";
+import type { StoredExecution } from "@agboss/core/store";
 import { expect } from "vitest";
 import { onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
+import { watchingReads } from "../../src/checkpoint-reads.js";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
@@ -26,20 +27,6 @@ import { acme, pauseRefund, pauseTwo } from "../../src/office.js";
 const manager = { tenantId: acme.tenantId, answeredBy: "manager-17" } as const;
 const owner = { tenantId: acme.tenantId, ownerId: "alice" } as const;
 
-/** Notes, from now on, whether each read of a checkpoint was the graph's own (fenced, in `invoke`) or a state read. */
-function watchingReads(checkpointer: object) {
-  const saver = checkpointer as {
-    getTuple(config: { configurable?: Record<string, unknown> }): Promise<unknown>;
-  };
-  const getTuple = saver.getTuple.bind(saver);
-  const reads: ("invoke" | "state")[] = [];
-  saver.getTuple = (config) => {
-    reads.push(config.configurable?.[FENCE_CONFIG_KEY] === undefined ? "state" : "invoke");
-    return getTuple(config);
-  };
-  return reads;
-}
-
 onEachBackendAndPostgres(OfficeApplication, (test) => {
   test("a resume of a tree resting paused invokes its graph without reading the state first", async ({
     app,
@@ -50,6 +37,20 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     const reads = watchingReads(store.checkpointer);
     const resumed = await app.resume({ pauseId, decision: { approved: true } }, manager);
     expect(resumed.status).toBe(ExecutionStatus.Completed);
+    expect(app.get(Desk).refunds).toHaveLength(1);
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.filter((read) => read === "state")).toEqual([]);
+  });
+
+  test("an answer moved in the background (app.answer) reads no state either", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-unread-answer");
+    const reads = watchingReads(store.checkpointer);
+    await app.answer({ pauseId, decision: { approved: true } }, manager);
+    await app.idle();
     expect(app.get(Desk).refunds).toHaveLength(1);
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.filter((read) => read === "state")).toEqual([]);

@@ -17,6 +17,7 @@ import type { PauseRecord, StoredExecution } from "@agboss/core/store";
 import { type ModelScript, type TestClock, testWith } from "@agboss/testing";
 import { describe, expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
+import { watchingReads } from "../../src/checkpoint-reads.js";
 import {
   BuyTool,
   CapexTool,
@@ -132,6 +133,34 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
       ["purchase-manager-approval-channel", "replied", "manager-17", undefined],
     ]);
     expect(paused.threadId).toBe(done.threadId);
+  });
+
+  test("an escalation's pass reads the state and resumes the escalated question's interrupt in one invoke; the manager's answer then needs no state read", async ({
+    app,
+    mockLlm,
+    clock,
+    store,
+  }) => {
+    const desk = app.get(PurchaseDesk);
+    const t0 = clock.now();
+    await ask(app, mockLlm, "t-escalate-reads", [BuyTool, TOASTER]);
+    const reads = watchingReads(store.checkpointer);
+    await sweepAt(store, clock, t0 + days(2).milliseconds);
+    expect(desk.asked.map((a) => a.role)).toEqual(["clerk", "manager"]);
+    // The step passes the clerk's interrupt only with a resume for it: read first, then one invoke (a
+    // null invoke would interrupt again and leave the resume to a second one).
+    expect(reads).toEqual(["state", "invoke"]);
+
+    reads.length = 0;
+    const done = await app.resume(
+      { pauseId: desk.pauseOf("manager"), decision: { approved: true } },
+      manager,
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(desk.bought).toEqual([TOASTER]);
+    // The clerk's interrupt stays passed (its resume is stored with the task): the manager's answer goes on
+    // at once.
+    expect(reads).toEqual(["invoke"]);
   });
 
   test("the escalated question expires on the expiry carried from the first ask (three days): the manager's question is withdrawn, the model reads the rejection, and the audit trail and NotPausedError say expired", async ({
