@@ -10,6 +10,7 @@ import {
   Desk,
   OfficeApplication,
 } from "../../src/fixtures/approval-app.js";
+import { CaseApplication, CaseStart, ClerkAgent, LeadAgent } from "../../src/fixtures/child-app.js";
 import {
   FinanceAgent,
   LegalAgent,
@@ -141,5 +142,35 @@ onEachBackend(ReviewApplication, (test) => {
     const resumed = await app.resume({ pauseId: expenseId, decision: { approved: true } }, owner);
     expect(resumed.status).toBe(ExecutionStatus.Paused);
     expect(reads[0]).toBe("state");
+  });
+});
+
+onEachBackendAndPostgres(CaseApplication, (test) => {
+  test("a pause two child workflows deep is resumed without a state read: each child goes on from its own checkpoint, then the root", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    mockLlm(ClerkAgent).thenReturn(
+      callTool(BookExpenseTool, { purpose: "archive boxes", amountCents: 900 }),
+      replyWith("desk done"),
+    );
+    mockLlm(LeadAgent).thenReturn(replyWith("case closed"));
+    const paused = await app.execute(
+      CaseStart,
+      { text: "case 1" },
+      { ...owner, tenant: acme, threadId: "t-unread-child" },
+    );
+    expect(paused.pending[0]?.childExecutionId).toBeDefined();
+    const reads = watchingReads(store.checkpointer);
+    const done = await app.resume(
+      { pauseId: paused.pending[0]?.pauseId as string, decision: { approved: true } },
+      owner,
+    );
+    expect(done).toMatchObject({ status: ExecutionStatus.Completed, output: { text: "case closed" } });
+    expect(app.get(Desk).expenses).toEqual([{ purpose: "archive boxes", amountCents: 900 }]);
+    // The root's read and each child's: all of them invoke's.
+    expect(reads.length).toBeGreaterThanOrEqual(3);
+    expect(reads.filter((read) => read === "state")).toEqual([]);
   });
 });
