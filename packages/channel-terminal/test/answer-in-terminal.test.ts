@@ -88,7 +88,8 @@ test("two open questions are answered in any order from a fresh app, and the exe
     "refund-card-tool (orderId=ord_9, amountCents=900, cardNumber=***) · thread t1",
   );
   expect(terminal.text).toContain("book-expense-tool (purpose=taxi, amountCents=2500) · thread t1");
-  expect(terminal.text).not.toContain("4242");
+  // No digit run of the card number (ids are random hex, so a short run like "4242" may appear in one).
+  expect(terminal.text).not.toContain("42424242");
   // The expense first, approved.
   await terminal.choose("2 open questions for dana", "book-expense-tool");
   await terminal.choose("book-expense-tool (purpose=taxi, amountCents=2500): your answer?", "Approve");

@@ -13,19 +13,24 @@ import { onEachCommit } from "../../src/sqlite-handles.js";
 
 const RETENTION_MS = 24 * 3_600_000;
 
-/** A store's handle on a fresh file whose next commit can be made to fail, as a failing disk's would. */
-function failingDisk(): { handle: SqliteHandle; refuseNextCommit(): void } {
-  let refuse = false;
+/**
+ * A store's handle on a fresh file whose next commit can be made to fail, as a failing disk's would.
+ * `refuseNextCommit` returns once that commit has been tried and failed.
+ */
+function failingDisk(): { handle: SqliteHandle; refuseNextCommit(): Promise<void> } {
+  let refused: (() => void) | undefined;
   const handle = onEachCommit(() => {
-    if (!refuse) return;
-    refuse = false;
+    if (refused === undefined) return;
+    refused();
+    refused = undefined;
     throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
   });
   return {
     handle,
-    refuseNextCommit: () => {
-      refuse = true;
-    },
+    refuseNextCommit: () =>
+      new Promise<void>((resolve) => {
+        refused = resolve;
+      }),
   };
 }
 
@@ -49,10 +54,10 @@ describe("on a SQLite file", () => {
       [
         // The agent's turn after the tool: the tool's result is kept on its pause (committed) and the
         // tool step's checkpoint writes have resolved, their transaction still open. It fails to commit
-        // while the model answers, so nothing the pass wrote since the result was kept is in the store.
+        // while the model answers (the turn returns once it has), so nothing the pass wrote since the
+        // result was kept is in the store, and the turn's own writes come after the failure.
         async () => {
-          disk.refuseNextCommit();
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          await disk.refuseNextCommit();
           return replyWith("Refund handled");
         },
         // The same turn again, when recovery carries the tree on.

@@ -41,6 +41,7 @@ import {
   ScriptedModelProvider,
 } from "../../src/fixtures/refund-app.js";
 import { acme, scriptThread } from "../../src/office.js";
+import { withoutIds } from "../../src/without-ids.js";
 
 // app.stream and app.streamResume: a run's events as it happens, ending at the rest execute and resume
 // return, with the same result.
@@ -180,14 +181,14 @@ onEachBackend(RefundApplication, (test) => {
       usage: { inputTokens: 10, outputTokens: 3 },
     });
     // The tool call's arguments are never in a model turn's event, and masked by the DTO in the tool's.
-    expect(JSON.stringify(firstTurn)).not.toContain("4242");
+    expect(withoutIds(JSON.stringify(firstTurn))).not.toContain("4242");
     expect(toolStarted).toMatchObject({
       type: "tool.started",
       tool: "refund-card-tool",
       agent: "refund-agent",
       arguments: { orderId: "ord_s", amountCents: 1200 },
     });
-    expect(JSON.stringify(toolStarted)).not.toContain("4242");
+    expect(withoutIds(JSON.stringify(toolStarted))).not.toContain("4242");
     expect(toolStarted?.type === "tool.started" && toolStarted.callId).toBe(
       firstTurn?.type === "model.turn" && firstTurn.toolCalls[0]?.id,
     );
