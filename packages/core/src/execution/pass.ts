@@ -139,17 +139,6 @@ export class TreeMover {
       answered: answeredNow,
       readAhead: { unread: first === CONTINUE ? args.readAhead : undefined },
       holdsLaunch,
-      // Resting paused, the tree's checkpoint is the one its last pass rested on, and no pass since took
-      // an answer: a pause answered for its step to take is resumed without reading the state first
-      // (see `#advance`). An escalated pause is not: its step passes its interrupt, which needs a resume.
-      resumesUnread: {
-        first:
-          first === CONTINUE &&
-          answered?.status === PauseStatus.Resolved &&
-          answered.resolution !== PauseResolution.Escalated &&
-          !holdsLaunch &&
-          tree.stored?.status === ExecutionStatus.Paused,
-      },
       release: async () => {
         if (released) return;
         released = true;
@@ -164,7 +153,10 @@ export class TreeMover {
       },
     };
     try {
-      const output = await this.#run(pass, first);
+      const output = await this.#run(
+        pass,
+        first === CONTINUE && goesOnUnread(tree, answered, holdsLaunch) ? null : first,
+      );
       tellFollowersRested(this.#services, tree.frame, output);
       span?.set({ "agboss.execution.status": output.status });
       span?.end();
@@ -234,9 +226,10 @@ export class TreeMover {
   }
 
   /**
-   * Invokes the graph from `first` (a start command, or `CONTINUE`: every answered or withdrawn pause,
-   * or the step cut off mid-way), and again after each interrupt while pauses were resolved meanwhile
-   * (the drain). Returns the finished state, or the last snapshot when the tree waits.
+   * Invokes the graph from `first` (a start command; `CONTINUE`: every answered or withdrawn pause, or
+   * the step cut off mid-way, read from the state first; or `null`, see {@link goesOnUnread}), and again
+   * after each interrupt while pauses were resolved meanwhile (the drain). Returns the finished state, or
+   * the last snapshot when the tree waits.
    */
   async #advance(pass: Pass, first: unknown): Promise<Advanced> {
     const { graph, frame, lease } = pass;
@@ -250,19 +243,13 @@ export class TreeMover {
       let ahead: ReadAhead | undefined;
       let out: FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
       try {
-        if (command === CONTINUE) {
-          ahead = pass.readAhead.unread;
-          pass.readAhead.unread = undefined;
-          if (ahead !== undefined) await ahead.done;
-        }
-        if (command === CONTINUE && pass.resumesUnread.first) {
-          // Every interrupted task runs again and its step reads its own pause: the answered one is taken
-          // and goes on, a pending one interrupts again. So `null` resumes what a resume map would, without
-          // the state read that builds the map. Invoke's read takes the read ahead, as `kept`.
-          pass.resumesUnread.first = false;
-          kept = ahead?.token;
+        // The pass's first read takes the read ahead: a CONTINUE's state read, or invoke's own.
+        ahead = pass.readAhead.unread;
+        pass.readAhead.unread = undefined;
+        if (ahead !== undefined) await ahead.done;
+        if (command !== CONTINUE && ahead !== undefined) {
+          kept = ahead.token;
           ahead = undefined;
-          command = null;
         } else if (command === CONTINUE) {
           kept = `${lease.key}#${++keptReads}`;
           snapshot = await graph.getState({
@@ -625,11 +612,23 @@ interface Pass {
   readonly answered: ReadonlyMap<string, PauseRecord> | undefined;
   /** The tree's checkpoint read ahead for the pass's first read, until that read takes it. */
   readonly readAhead: { unread: ReadAhead | undefined };
-  /**
-   * Whether the pass's first `CONTINUE` invokes the graph without reading the state first: the call
-   * answered a pause of a tree that rested paused, and no launch of it can withdraw a branch.
-   */
-  readonly resumesUnread: { first: boolean };
+}
+
+/**
+ * Whether a pass that goes on after `answered` was answered may open with `null` instead of `CONTINUE`:
+ * every interrupted task runs again and its step reads its own pause (the answered one is taken and goes
+ * on, a pending one interrupts again), so `null` resumes what a resume map would, without the state read
+ * that builds the map. Only for a tree that rested paused (its checkpoint is the one its last pass rested
+ * on, and no pass since took an answer) whose launches cannot have branches to withdraw first, and a
+ * pause its step takes: an escalated one's step passes its interrupt, which only a resume lets through.
+ */
+function goesOnUnread(tree: Tree, answered: PauseRecord | undefined, holdsLaunch: boolean): boolean {
+  return (
+    answered?.status === PauseStatus.Resolved &&
+    answered.resolution !== PauseResolution.Escalated &&
+    !holdsLaunch &&
+    tree.stored?.status === ExecutionStatus.Paused
+  );
 }
 
 /** Numbers the reads a pass asks the checkpointer to keep for invoke's (see `KEEP_READ_CONFIG_KEY`). */
