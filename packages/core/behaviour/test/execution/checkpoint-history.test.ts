@@ -1,16 +1,10 @@
 import { callTool, ExecutionStatus, replyWith, type Store } from "@agboss/core";
 import { expect } from "vitest";
 import { onEachBackend, postgresBackend, sqliteBackend } from "../../src/backends.js";
-import { ApprovedRefundTool, BookExpenseTool, Desk } from "../../src/fixtures/approval-app.js";
+import { BookExpenseTool, Desk } from "../../src/fixtures/approval-app.js";
 import { CaseApplication, CaseStart, ClerkAgent, LeadAgent } from "../../src/fixtures/child-app.js";
-import {
-  FinanceAgent,
-  LegalAgent,
-  OpsAgent,
-  ReviewApplication,
-  ReviewStart,
-  SummaryAgent,
-} from "../../src/fixtures/parallel-app.js";
+import { ReviewApplication, ReviewStart } from "../../src/fixtures/parallel-app.js";
+import { scriptTwoPauses } from "../../src/review.js";
 
 // The database stores keep only the latest checkpoint of each of a tree's namespaces (its own graph's, each
 // parallel branch's and each child workflow's): a rested tree takes the same room whatever it went
@@ -47,16 +41,7 @@ onEachBackend(
       mockLlm,
       store,
     }) => {
-      mockLlm(LegalAgent).thenReturn(
-        callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }),
-        replyWith("legal ok"),
-      );
-      mockLlm(FinanceAgent).thenReturn(
-        callTool(BookExpenseTool, { purpose: "audit", amountCents: 200 }),
-        replyWith("finance ok"),
-      );
-      mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
-      mockLlm(SummaryAgent).thenReturn(replyWith("summary"));
+      scriptTwoPauses(mockLlm as never, replyWith("summary"));
       const paused = await app.execute(ReviewStart, { text: "case 1" }, { ...run, threadId: "t-h1" });
       expect(paused.status).toBe(ExecutionStatus.Paused);
       // The flow's own namespace and one per branch that ran (legal, finance, ops).

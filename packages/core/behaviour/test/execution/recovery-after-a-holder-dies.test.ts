@@ -5,12 +5,12 @@ import {
   LeaseLostError,
   PauseStatus,
   replyWith,
-  type Store,
 } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
 import type { TestClock } from "@agboss/testing";
 import { expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
+import { diedAfterTaking } from "../../src/dead-holder.js";
 import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
 import { acme, pauseRefund, scriptThread } from "../../src/office.js";
 
@@ -19,19 +19,6 @@ import { acme, pauseRefund, scriptThread } from "../../src/office.js";
 // processes to reach it); here it is written through the store so the rules can be checked one by one.
 
 const RETENTION_MS = 24 * 3_600_000;
-
-/** Answers a pause and takes it as a holder would that then died: lease held, pause Taken, tree running. */
-async function diedAfterTaking(store: Store, now: number, pauseId: string, threadKey: string) {
-  const lease = await store.leases.acquire({ key: threadKey, holder: "dead", now, ttlMs: LEASE_TTL_MS });
-  if (lease === undefined) throw new Error("the tree's lease is held");
-  await store.pauses.resolve(acme.tenantId, pauseId, { decision: { approved: true }, responder: "m-1" }, now);
-  const taken = await store.pauses.take(acme.tenantId, pauseId, { at: now }, lease);
-  if (taken === undefined) throw new Error("the pause was not taken");
-  const stored = await store.executions.findByTenantIdAndExecutionId(acme.tenantId, taken.rootExecutionId);
-  if (stored === undefined) throw new Error("no execution");
-  await store.executions.save({ ...stored, status: ExecutionStatus.Running }, lease);
-  return { lease, executionId: taken.rootExecutionId };
-}
 
 /**
  * Sweeps until the execution is recorded as ended (the app's own sweep may hold the tree a moment). Time

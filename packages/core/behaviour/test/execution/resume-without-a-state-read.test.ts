@@ -1,25 +1,14 @@
 import { callTool, ExecutionStatus, replyWith } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
-import type { StoredExecution } from "@agboss/core/store";
 import { expect } from "vitest";
 import { onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
 import { watchingReads } from "../../src/checkpoint-reads.js";
-import {
-  ApprovedRefundTool,
-  BookExpenseTool,
-  Desk,
-  OfficeApplication,
-} from "../../src/fixtures/approval-app.js";
+import { diedAfterTaking } from "../../src/dead-holder.js";
+import { BookExpenseTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
 import { CaseApplication, CaseStart, ClerkAgent, LeadAgent } from "../../src/fixtures/child-app.js";
-import {
-  FinanceAgent,
-  LegalAgent,
-  OpsAgent,
-  ReviewApplication,
-  ReviewStart,
-  SummaryAgent,
-} from "../../src/fixtures/parallel-app.js";
+import { ReviewApplication, ReviewStart } from "../../src/fixtures/parallel-app.js";
 import { acme, pauseRefund, pauseTwo } from "../../src/office.js";
+import { scriptTwoPauses } from "../../src/review.js";
 
 // A resume of a tree that rested paused goes on from its checkpoint at once: every interrupted step runs
 // again and reads its own pause, so the pass needs no read of the state to know what to resume. Where a
@@ -87,26 +76,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     const { refundPauseId, expensePauseId, threadKey } = await pauseTwo(app, mockLlm, "t-unread-died");
     // A holder took the refund's answer, marked the tree running and died before the tool ran; its lease
     // has lapsed (taken a lease's length ago: moving the Clock instead would start the app's own sweep).
-    const then = clock.now() - LEASE_TTL_MS - 1;
-    const dead = await store.leases.acquire({
-      key: threadKey,
-      holder: "dead",
-      now: then,
-      ttlMs: LEASE_TTL_MS,
-    });
-    if (dead === undefined) throw new Error("the tree's lease is held");
-    await store.pauses.resolve(
-      acme.tenantId,
-      refundPauseId,
-      { decision: { approved: true }, responder: "m-1" },
-      then,
-    );
-    const taken = await store.pauses.take(acme.tenantId, refundPauseId, { at: then }, dead);
-    const stored = await store.executions.findByTenantIdAndExecutionId(
-      acme.tenantId,
-      taken?.rootExecutionId as string,
-    );
-    await store.executions.save({ ...(stored as StoredExecution), status: ExecutionStatus.Running }, dead);
+    await diedAfterTaking(store, clock.now() - LEASE_TTL_MS - 1, refundPauseId, threadKey);
     const reads = watchingReads(store.checkpointer);
     const done = await app.resume({ pauseId: expensePauseId, decision: { approved: true } }, owner);
     expect(done.status).toBe(ExecutionStatus.Completed);
@@ -122,16 +92,7 @@ onEachBackend(ReviewApplication, (test) => {
     mockLlm,
     store,
   }) => {
-    mockLlm(LegalAgent).thenReturn(
-      callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }),
-      replyWith("legal ok"),
-    );
-    mockLlm(FinanceAgent).thenReturn(
-      callTool(BookExpenseTool, { purpose: "audit", amountCents: 200 }),
-      replyWith("finance ok"),
-    );
-    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
-    mockLlm(SummaryAgent).thenReturn(replyWith("summary"));
+    scriptTwoPauses(mockLlm as never);
     const paused = await app.execute(
       ReviewStart,
       { text: "case 1" },

@@ -10,7 +10,6 @@ import {
   replyWith,
   StepFailedError,
 } from "@agboss/core";
-import type { ModelScript } from "@agboss/testing";
 import { expect } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
@@ -33,25 +32,11 @@ import {
   TimedReviewStart,
   TolerantReviewStart,
 } from "../../src/fixtures/parallel-app.js";
+import { lastUser, scriptTwoPauses } from "../../src/review.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 const owner = { tenantId: "acme", ownerId: "alice" } as const;
 const run = { ownerId: "alice", tenant: { tenantId: "acme" } } as const;
-const lastUser = (r: ChatRequest) => [...r.messages].reverse().find((m) => m.role === "user")?.content ?? "";
-
-/** Legal asks for a refund approval (Channel), finance for an expense approval (owner), ops just answers. */
-function scriptTwoPauses(mockLlm: (c: unknown) => ModelScript) {
-  mockLlm(LegalAgent).thenReturn(
-    callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }),
-    replyWith("legal ok"),
-  );
-  mockLlm(FinanceAgent).thenReturn(
-    callTool(BookExpenseTool, { purpose: "audit", amountCents: 200 }),
-    replyWith("finance ok"),
-  );
-  mockLlm(OpsAgent).thenReturn(replyWith("ops ok"));
-  return mockLlm(SummaryAgent).thenReturn((r) => replyWith(`summary of ${lastUser(r).length} chars`));
-}
 
 onEachBackendAndPostgres(ReviewApplication, (test) => {
   test("[PA-03] a paused branch frees its slot: its siblings run to their end in the same pass; the join waits only for the paused", async ({
