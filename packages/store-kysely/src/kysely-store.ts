@@ -173,7 +173,11 @@ export class KyselyStore implements Store {
 
   /** Waits for the write transactions queued so far, then runs `onClose` once; later calls wait for the first. */
   close(): Promise<void> {
-    this.#closing ??= this.#transactions.idle().then(() => this.#onClose?.());
+    // What the checkpointer holds back goes to the store first: the writes it queues are waited for.
+    this.#closing ??= this.checkpointer
+      .storeHeld()
+      .then(() => this.#transactions.idle())
+      .then(() => this.#onClose?.());
     return this.#closing;
   }
 }

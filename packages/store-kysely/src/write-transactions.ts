@@ -132,6 +132,8 @@ export class WriteTransactions {
   readonly #checkedFences = new WeakMap<object, CheckedFences>();
   /** Where commits are not grouped: a pass's writes under its fence share a transaction (see {@link applied}). */
   readonly #passes: PassTransactions | undefined;
+  /** What stores the writes a checkpointer holds back under a fence (see {@link holdBackFor}). */
+  #heldFor: ((fence: Fence) => Promise<void> | undefined) | undefined;
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -160,14 +162,31 @@ export class WriteTransactions {
   }
 
   /**
+   * Names what stores the writes a checkpointer holds back under a fence instead of running them as
+   * they come (`KyselyCheckpointSaver` keeps a pass's latest checkpoint until something needs it stored):
+   * every write given a fence calls it first, so what it queues for that fence goes ahead of the write,
+   * in the same transaction where they share one. It returns undefined when it holds nothing for the
+   * fence, else a promise of the held writes applied (rejected when one failed: see {@link loseFence}).
+   */
+  holdBackFor(flush: (fence: Fence) => Promise<void> | undefined): void {
+    this.#heldFor = flush;
+  }
+
+  /** Queues what is held back under `fence` (see {@link holdBackFor}), ahead of whatever comes next. */
+  flushHeld(fence: Fence | undefined): Promise<void> | undefined {
+    return fence === undefined ? undefined : this.#heldFor?.(fence);
+  }
+
+  /**
    * Runs `work` in a write transaction; resolves once its writes are committed. Inside a unit of work
    * ({@link atomically}) it runs on the unit's transaction instead, and commits with it. Give `fence`
    * when `work` writes under it: where commits are not grouped, it then joins the fence's open pass
    * transaction, if any, and commits it (see {@link applied}).
    */
   run<T>(work: Work<T>, fence?: Fence, options?: WriteOptions): Promise<T> {
+    const flushing = this.flushHeld(fence);
     const unit = this.#unit.getStore();
-    if (unit !== undefined) return work(unit);
+    if (unit !== undefined) return inUnitAfter(flushing, work, unit);
     if (!this.#capabilities.groupCommit) {
       return this.#tracked(
         this.#afterPasses(fence, "transaction", work, () => this.#gate(() => this.#alone(work))),
@@ -205,7 +224,8 @@ export class WriteTransactions {
    * before any other read or write of the store runs; after a transient fault its writes run again.
    */
   applied<T>(fence: Fence, work: Work<T>, options?: WriteOptions): Promise<T> {
-    if (this.#unit.getStore() !== undefined) return this.run(work);
+    if (this.#unit.getStore() !== undefined) return this.run(work, fence);
+    this.flushHeld(fence);
     const passes = this.#passes;
     if (passes !== undefined) {
       try {
@@ -328,6 +348,15 @@ export class WriteTransactions {
     if (applied?.resolved === true) this.#loseFence(applied.fence, error);
   }
 
+  /**
+   * Remembers that a write under `fence` that its caller was told was done will not be committed
+   * (`error` says why): every later write under the fence is refused (see {@link refuseAfterLostCommit}).
+   * For a write held back and failing when it is finally run (see {@link holdBackFor}).
+   */
+  loseFence(fence: Fence, error: unknown): void {
+    this.#loseFence(fence, error);
+  }
+
   /** Remembers that writes under `fence` resolved as applied and were not committed. */
   #loseFence(fence: Fence, error: unknown): void {
     this.#lostCommits.delete(fence.key);
@@ -356,8 +385,9 @@ export class WriteTransactions {
    * transient fault, even a connection lost while it was in flight.
    */
   statement<T>(work: Work<T>, fence?: Fence): Promise<T> {
+    const flushing = this.flushHeld(fence);
     const unit = this.#unit.getStore();
-    if (unit !== undefined) return work(unit);
+    if (unit !== undefined) return inUnitAfter(flushing, work, unit);
     if (this.#capabilities.groupCommit) return this.run(work);
     return this.#tracked(
       this.#afterPasses(fence, "statement", work, () =>
@@ -376,8 +406,9 @@ export class WriteTransactions {
    * saying the outcome is unknown, as a lost COMMIT does.
    */
   once<T>(work: Work<T>, fence?: Fence): Promise<T> {
+    const flushing = this.flushHeld(fence);
     const unit = this.#unit.getStore();
-    if (unit !== undefined) return work(unit);
+    if (unit !== undefined) return inUnitAfter(flushing, work, unit);
     if (this.#capabilities.groupCommit) return this.run(work);
     return this.#tracked(
       this.#afterPasses(fence, "once", work, () =>
@@ -623,6 +654,15 @@ export class WriteTransactions {
       unit.applied?.ended();
     }
   }
+}
+
+/** Runs `work` on a unit of work's transaction once what was held back ahead of it is applied there. */
+function inUnitAfter<T>(
+  flushing: Promise<void> | undefined,
+  work: Work<T>,
+  unit: Kysely<AgbossDatabase>,
+): Promise<T> {
+  return flushing === undefined ? work(unit) : flushing.then(() => work(unit));
 }
 
 /**

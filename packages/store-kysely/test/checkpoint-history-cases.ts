@@ -1,27 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { CHECKPOINT_HISTORY_CONFIG_KEY } from "@agboss/core/store";
-import type { Checkpoint } from "@langchain/langgraph-checkpoint";
 import { expect, test } from "vitest";
 import type { KyselyStore } from "../src/index.js";
+import { checkpoint, META } from "./test-checkpoints.js";
 
 // What a put that keeps only the latest checkpoint leaves in the tables, against one that keeps history,
 // on a real database of each dialect (the store tests of each package run these).
-
-let sequence = 0;
-
-/** A version-4 checkpoint holding `values`; ids sort in creation order, as LangGraph's do. */
-function checkpoint(values: Record<string, unknown>, versions: Record<string, number>): Checkpoint {
-  return {
-    v: 4,
-    id: `${String(++sequence).padStart(10, "0")}-${randomUUID()}`,
-    ts: new Date().toISOString(),
-    channel_values: values,
-    channel_versions: versions,
-    versions_seen: {},
-  };
-}
-
-const META = { source: "loop" as const, step: 1, parents: {} };
 
 function config(threadId: string, namespace: string, latestOnly: boolean, checkpointId?: string) {
   return {

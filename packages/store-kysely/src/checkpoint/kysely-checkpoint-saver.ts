@@ -44,10 +44,12 @@ import {
 } from "../write-transactions.js";
 import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
 import {
+  type BlobRow,
   type CheckpointParts,
   type CheckpointRow,
   CheckpointStatements,
   type ReachedValue,
+  type TaskWriteRow,
 } from "./checkpoint-statements.js";
 
 type RunnableConfig = Parameters<BaseCheckpointSaver["getTuple"]>[0];
@@ -58,6 +60,57 @@ const EMPTY_CHANNEL = "empty";
 const RECENT_ORIGINS = 1_000;
 /** How many reads a saver keeps for a next read (see `KEEP_READ_CONFIG_KEY`) before it drops the oldest. */
 const KEPT_READS = 64;
+
+/**
+ * How long a pass's latest checkpoint may wait in memory, with nothing else of the pass written, before
+ * it is written on its own (see {@link HeldCheckpoint}): as long as a pass transaction lingers for the
+ * pass's next write on a pool, so a long model call finds the checkpoint before it on its way to disk.
+ */
+const HOLD_MS = 4;
+/** Most puts and writes one held checkpoint stands for before it is written anyway. */
+const MAX_HELD = 32;
+
+/** One task's pending writes, serialised, as {@link KyselyCheckpointSaver} stores them. */
+interface TaskWrites {
+  readonly key: {
+    thread_id: string;
+    checkpoint_ns: string;
+    checkpoint_id: string;
+    task_id: string;
+    task_path: string;
+  };
+  readonly keeping: readonly TaskWriteRow[];
+  readonly replacing: readonly TaskWriteRow[];
+}
+
+/**
+ * What a pass wrote last to one thread and namespace under its fence and the store does not hold yet:
+ * a checkpoint (with its values and what its put deletes) and the pending writes against it, or only
+ * pending writes against a checkpoint stored before. A put that supersedes it drops it, carrying the
+ * values it still points at, so a checkpoint put and superseded before the pass's next commit is
+ * never written (its put would have deleted it in that same transaction). It is written, in order,
+ * ahead of the pass's next write that is not a checkpoint's (see `WriteTransactions.holdBackFor`),
+ * before a read of its thread, after {@link HOLD_MS} with nothing new, and when the store closes.
+ */
+interface HeldCheckpoint {
+  readonly fence: Fence;
+  readonly threadId: string;
+  readonly namespace: string;
+  /** The held checkpoint's id, or the stored one the held writes belong to. */
+  readonly checkpointId: string;
+  readonly put:
+    | {
+        readonly row: CheckpointRow;
+        readonly blobs: readonly BlobRow[];
+        readonly reached: readonly ReachedValue[] | undefined;
+        readonly origins: ChannelOrigins;
+      }
+    | undefined;
+  readonly writes: TaskWrites[];
+  /** How many puts and writes it stands for (see {@link MAX_HELD}). */
+  count: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
 
 /** A latest checkpoint's stored parts, kept for the next read of its thread and namespace. */
 interface KeptRead {
@@ -91,6 +144,11 @@ function inWritesOrder(
   const keyOf = (w: Selectable<CheckpointWriteTable>) =>
     writesSortKey(w.task_path, w.task_id, toNumber(w.idx));
   return [...rows].sort((a, b) => compareWritesSortKeys(keyOf(a), keyOf(b)));
+}
+
+/** Whether two fences are the same grant of the same lease. */
+function sameFence(a: Fence, b: Fence | undefined): boolean {
+  return b !== undefined && a.key === b.key && a.epoch === b.epoch;
 }
 
 function originsKey(threadId: string, namespace: string, checkpointId: string): string {
@@ -135,6 +193,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   readonly #keeping = new Set<{ readonly threadId: string; overtaken: boolean }>();
   /** Writes begun and not yet settled, by thread: a read begun while one is in flight is not kept. */
   readonly #writing = new Map<string, number>();
+  /** What a pass wrote last and the store does not hold yet, by thread, then namespace (see {@link HeldCheckpoint}). */
+  readonly #held = new Map<string, Map<string, HeldCheckpoint>>();
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
@@ -142,11 +202,13 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     this.#queries = new CheckpointQueries(store);
     this.#fence = new FenceCheck(store);
     this.#statements = store.capabilities.writableCtes ? new CheckpointStatements(store) : undefined;
+    store.transactions?.holdBackFor((fence) => this.#storeHeldUnder(fence));
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId === undefined) return undefined;
+    await this.#storeHeldOf(threadId);
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config) || undefined;
     if (checkpointId === undefined) {
@@ -208,6 +270,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     const transactions = this.#store.transactions;
     const { groupCommit, lockRowsForUpdate } = this.#store.capabilities;
     if (transactions === undefined || groupCommit || !lockRowsForUpdate) return undefined;
+    // What this process holds of the thread is not in the store yet: the pass's own read stores it first.
+    if (this.#held.has(threadId)) return undefined;
     const token = `ahead:${threadId}#${++this.#readsAhead}`;
     const done = transactions
       .outside(() => this.#readAndKeep(threadId, "", token))
@@ -287,6 +351,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     const filters = Object.entries(filter ?? {});
     let limit = options.limit;
     if (limit !== undefined && limit <= 0) return;
+    if (threadId === undefined) await this.#storeAllHeld();
+    else await this.#storeHeldOf(threadId);
 
     let query = this.#store.db.selectFrom("agboss_checkpoints").selectAll();
     if (threadId !== undefined) query = query.where("thread_id", "=", threadId);
@@ -341,7 +407,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(rest);
     const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
     const changed = Object.keys(newVersions);
-    const blobs = await Promise.all(
+    const blobs: BlobRow[] = await Promise.all(
       changed
         .filter((channel) => Object.hasOwn(values, channel))
         .map(async (channel) => {
@@ -349,15 +415,34 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
           return { channel, type, value: toBlob(bytes) };
         }),
     );
-    const prune = keepsLatestOnly(config) && parentId !== undefined;
+    const latestOnly = keepsLatestOnly(config);
+    const prune = latestOnly && parentId !== undefined;
+    // A pass's put (under its fence, keeping only the latest checkpoint) waits in memory for what
+    // needs it stored; one inside a unit of work runs in it, as before.
+    const holds = latestOnly && fence !== undefined && this.#holdsBack();
+    const held = holds ? this.#held.get(threadId)?.get(namespace) : undefined;
+    // What this put supersedes before it was stored (its parent, or the parent's pending writes): only
+    // the values this one still points at are kept of it (see `HeldCheckpoint`).
+    const superseded =
+      held !== undefined && prune && sameFence(held.fence, fence) && held.checkpointId === parentId
+        ? held
+        : undefined;
 
     // A checkpoint's origins never change once written, so they are read before the write, not in it.
     const origins: ChannelOrigins = parentId
-      ? { ...(await this.#originsOf(threadId, namespace, parentId)) }
+      ? { ...(superseded?.put?.origins ?? (await this.#originsOf(threadId, namespace, parentId))) }
       : {};
     // A channel emptied by this checkpoint has no value to point at (reads skip it either way).
     for (const channel of changed) delete origins[channel];
     for (const { channel } of blobs) origins[channel] = checkpoint.id;
+    if (superseded?.put !== undefined) {
+      // Values the superseded checkpoint wrote and this one still points at become this one's own.
+      for (const blob of superseded.put.blobs) {
+        if (origins[blob.channel] !== superseded.checkpointId) continue;
+        blobs.push(blob);
+        origins[blob.channel] = checkpoint.id;
+      }
+    }
     const row: CheckpointRow = {
       thread_id: threadId,
       checkpoint_ns: namespace,
@@ -376,27 +461,51 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
           .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }))
       : undefined;
     if (earlierWrites.length > 0) await Promise.allSettled(earlierWrites);
-    if (this.#statements !== undefined) {
-      await this.#statements.put(fence, row, blobs, reached);
-    } else {
-      await this.#write(fence, async (trx) => {
-        await this.#fence.assert(trx, fence);
-        await this.#queries.upsertCheckpoint.execute(trx, row);
-        const rows = blobs.map((blob) => ({
-          thread_id: threadId,
-          checkpoint_ns: namespace,
-          checkpoint_id: checkpoint.id,
-          ...blob,
-        }));
-        for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
-          const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
-          await query.execute(trx, args);
-        }
-        if (reached !== undefined) await this.#deleteSuperseded(trx, row, reached);
+    if (holds && fence !== undefined) {
+      // Looked up again: the writes waited for above may have changed what is held.
+      const current = this.#held.get(threadId)?.get(namespace);
+      if (current !== undefined && current === superseded) this.#drop(current);
+      else if (current !== undefined) void this.#storeHeld(current);
+      this.#hold({
+        fence,
+        threadId,
+        namespace,
+        checkpointId: checkpoint.id,
+        put: { row, blobs, reached, origins },
+        writes: [],
+        count: (superseded?.count ?? 0) + 1,
+        timer: undefined,
       });
+    } else {
+      await this.#storePut(fence, row, blobs, reached);
     }
     this.#rememberOrigins(threadId, namespace, checkpoint.id, origins);
     return { configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpoint.id } };
+  }
+
+  /** Writes a checkpoint row, its values, and (with `reached`) deletes what it supersedes. */
+  #storePut(
+    fence: Fence | undefined,
+    row: CheckpointRow,
+    blobs: readonly BlobRow[],
+    reached: readonly ReachedValue[] | undefined,
+  ): Promise<void> {
+    if (this.#statements !== undefined) return this.#statements.put(fence, row, blobs, reached);
+    return this.#write(fence, async (trx) => {
+      await this.#fence.assert(trx, fence);
+      await this.#queries.upsertCheckpoint.execute(trx, row);
+      const rows = blobs.map((blob) => ({
+        thread_id: row.thread_id,
+        checkpoint_ns: row.checkpoint_ns,
+        checkpoint_id: row.checkpoint_id,
+        ...blob,
+      }));
+      for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
+        const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
+        await query.execute(trx, args);
+      }
+      if (reached !== undefined) await this.#deleteSuperseded(trx, row, reached);
+    });
   }
 
   putWrites(
@@ -462,35 +571,161 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     // Special channels (negative idx) replace what their task wrote before; the others keep the first.
     const replacing = rows.filter((row) => row.idx < 0);
     const keeping = rows.filter((row) => row.idx >= 0);
-    if (this.#statements !== undefined) {
-      await this.#statements.putWrites(
+    const task: TaskWrites = {
+      key: {
+        thread_id: threadId,
+        checkpoint_ns: namespace,
+        checkpoint_id: checkpointId,
+        task_id: taskId,
+        task_path: taskPath ?? "",
+      },
+      keeping,
+      replacing,
+    };
+    if (fence !== undefined && keepsLatestOnly(config) && this.#holdsBack()) {
+      const held = this.#held.get(threadId)?.get(namespace);
+      if (held !== undefined && sameFence(held.fence, fence)) {
+        if (held.checkpointId === checkpointId) {
+          held.writes.push(task);
+          held.count += 1;
+          this.#touch(held);
+          return;
+        }
+        // Writes against a checkpoint the held one supersedes: its put deletes them.
+        if (held.put?.reached !== undefined && checkpointId < held.checkpointId) return;
+      }
+      if (held !== undefined) void this.#storeHeld(held);
+      this.#hold({
         fence,
-        {
-          thread_id: threadId,
-          checkpoint_ns: namespace,
-          checkpoint_id: checkpointId,
-          task_id: taskId,
-          task_path: taskPath ?? "",
-        },
-        keeping,
-        replacing,
-      );
+        threadId,
+        namespace,
+        checkpointId,
+        put: undefined,
+        writes: [task],
+        count: 1,
+        timer: undefined,
+      });
       return;
     }
+    await this.#storeWrites(fence, task);
+  }
+
+  /** Writes one task's pending writes. */
+  #storeWrites(fence: Fence | undefined, task: TaskWrites): Promise<void> {
+    const { key, keeping, replacing } = task;
+    if (this.#statements !== undefined) {
+      return this.#statements.putWrites(fence, key, keeping, replacing);
+    }
+    const rows = (list: readonly TaskWriteRow[]) => list.map((row) => ({ ...key, ...row }));
     // The fence check reads; each batch of kept writes and each replaced one is a statement.
     const statements = Math.ceil(keeping.length / WRITES_PER_INSERT) + replacing.length;
-    await this.#write(
+    return this.#write(
       fence,
       async (trx) => {
         await this.#fence.assert(trx, fence);
-        for (let start = 0; start < keeping.length; start += WRITES_PER_INSERT) {
-          const { query, args } = this.#queries.insertWrites(keeping.slice(start, start + WRITES_PER_INSERT));
+        const kept = rows(keeping);
+        for (let start = 0; start < kept.length; start += WRITES_PER_INSERT) {
+          const { query, args } = this.#queries.insertWrites(kept.slice(start, start + WRITES_PER_INSERT));
           await query.execute(trx, args);
         }
-        for (const row of replacing) await this.#queries.upsertWrite.execute(trx, row);
+        for (const row of rows(replacing)) await this.#queries.upsertWrite.execute(trx, row);
       },
       { oneWrite: statements <= 1 },
     );
+  }
+
+  /** Whether this saver holds a pass's writes back: where the store runs its write transactions, outside a unit of work. */
+  #holdsBack(): boolean {
+    const transactions = this.#store.transactions;
+    return transactions !== undefined && transactions.current() === undefined;
+  }
+
+  /** Holds `held` in place of what was held for its thread and namespace, and (re)starts its wait. */
+  #hold(held: HeldCheckpoint): void {
+    let namespaces = this.#held.get(held.threadId);
+    if (namespaces === undefined) {
+      namespaces = new Map();
+      this.#held.set(held.threadId, namespaces);
+    }
+    namespaces.set(held.namespace, held);
+    if (held.count >= MAX_HELD) void this.#storeHeld(held);
+    else this.#touch(held);
+  }
+
+  /** (Re)starts the wait after which `held` is written on its own. */
+  #touch(held: HeldCheckpoint): void {
+    if (held.timer !== undefined) clearTimeout(held.timer);
+    const transactions = this.#store.transactions;
+    // Outside any unit of work the caller runs in: the write it makes is the pass's own.
+    const start = () => setTimeout(() => void this.#storeHeld(held), HOLD_MS);
+    held.timer = transactions === undefined ? start() : transactions.outside(start);
+    held.timer.unref?.();
+  }
+
+  /** Forgets `held` without writing it. */
+  #drop(held: HeldCheckpoint): void {
+    if (held.timer !== undefined) clearTimeout(held.timer);
+    held.timer = undefined;
+    const namespaces = this.#held.get(held.threadId);
+    if (namespaces?.get(held.namespace) !== held) return;
+    namespaces.delete(held.namespace);
+    if (namespaces.size === 0) this.#held.delete(held.threadId);
+  }
+
+  /**
+   * Writes `held` now, its checkpoint first, then its pending writes in order, each queued at once so
+   * that they go ahead of whatever the caller writes next; resolves once all are applied. A failure
+   * (other than a transient fault, after which the store runs them again) tells the store that the
+   * fence's writes are lost, before anything after them runs: the pass was told they were done.
+   */
+  #storeHeld(held: HeldCheckpoint): Promise<void> {
+    this.#drop(held);
+    const { fence, put } = held;
+    const lose = (error: unknown): never => {
+      if (this.#store.capabilities.faultOf?.(error) === undefined) {
+        this.#store.transactions?.loseFence(fence, error);
+      }
+      throw error;
+    };
+    const stored: Promise<void>[] = [];
+    if (put !== undefined) stored.push(this.#storePut(fence, put.row, put.blobs, put.reached).catch(lose));
+    for (const task of held.writes) stored.push(this.#storeWrites(fence, task).catch(lose));
+    const all = Promise.all(stored).then(() => undefined);
+    // Whoever needs it awaits it; a failure meanwhile is already on the fence.
+    all.catch(() => undefined);
+    return all;
+  }
+
+  /** Writes what is held under `fence` (see `WriteTransactions.holdBackFor`); undefined when nothing is. */
+  #storeHeldUnder(fence: Fence): Promise<void> | undefined {
+    const namespaces = this.#held.get(fence.key);
+    if (namespaces === undefined) return undefined;
+    const stored = [...namespaces.values()]
+      .filter((held) => sameFence(held.fence, fence))
+      .map((held) => this.#storeHeld(held));
+    if (stored.length === 0) return undefined;
+    const all = Promise.all(stored).then(() => undefined);
+    // Only a unit of work's write waits for it; a failure is already on the fence for the others.
+    all.catch(() => undefined);
+    return all;
+  }
+
+  /** Writes what is held of `threadId`, whoever holds it; settles once applied or failed. */
+  async #storeHeldOf(threadId: string): Promise<void> {
+    const namespaces = this.#held.get(threadId);
+    if (namespaces === undefined) return;
+    await Promise.allSettled([...namespaces.values()].map((held) => this.#storeHeld(held)));
+  }
+
+  /** Writes everything held (before a listing of every thread, and when the store closes). */
+  async #storeAllHeld(): Promise<void> {
+    const all = [...this.#held.values()].flatMap((namespaces) => [...namespaces.values()]);
+    await Promise.allSettled(all.map((held) => this.#storeHeld(held)));
+  }
+
+  /** Writes everything held and waits for it to be applied: the store calls it as it closes. */
+  storeHeld(): Promise<void> {
+    return this.#storeAllHeld();
   }
 
   /**
@@ -510,6 +745,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    // What is held of the thread would be deleted with it.
+    for (const held of [...(this.#held.get(threadId)?.values() ?? [])]) this.#drop(held);
     await this.#writingTo(threadId, () =>
       inWriteTransaction(this.#store, async (trx) => {
         await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();

@@ -181,6 +181,8 @@ export class KyselyLeaseRepository implements LeaseRepository {
   }
 
   async release(fence: Fence): Promise<void> {
+    // What the holder's checkpointer still holds back goes ahead of the release, under the lease.
+    this.#store.transactions?.flushHeld(fence);
     // Not given the fence: a release must land even after a pass of it was lost (see `refuseAfterLostCommit`).
     await inWriteTransaction(this.#store, (trx) =>
       this.#expire.execute(trx, { key: fence.key, epoch: fence.epoch, expires_at: 0 }),

@@ -1,0 +1,205 @@
+import { randomUUID } from "node:crypto";
+import {
+  CHECKPOINT_HISTORY_CONFIG_KEY,
+  FENCE_CONFIG_KEY,
+  type Fence,
+  LeaseLostError,
+} from "@agboss/core/store";
+import { expect, test } from "vitest";
+import type { KyselyStore } from "../src/index.js";
+import { checkpoint, META } from "./test-checkpoints.js";
+
+// A pass's checkpoint writes (under its lease's fence, keeping only the latest checkpoint) wait in the
+// saver until something needs them stored: the pass's next write that is not a checkpoint's, a read of
+// the thread, a short wait with nothing new, the store's close. A checkpoint the next put supersedes
+// before then is never written. On a real database of each dialect (the store tests of each package
+// run these).
+
+const TTL_MS = 60_000;
+
+/** A pass's config: its thread is its lease's key, as the runtime's are. */
+function passConfig(fence: Fence, checkpointId?: string) {
+  return {
+    configurable: {
+      thread_id: fence.key,
+      checkpoint_ns: "",
+      ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }),
+      [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest",
+      [FENCE_CONFIG_KEY]: { key: fence.key, epoch: fence.epoch },
+    },
+  };
+}
+
+/**
+ * Three checkpoints of a pass in a chain, each with a pending write: c1 writes a and b, c2 writes a
+ * again, c3 writes c; so c3 points at c2 for a and at c1 for b. Returns the three ids.
+ */
+async function passChain(store: KyselyStore, fence: Fence) {
+  const saver = store.checkpointer;
+  // As LangGraph calls them: each put's config names the parent, each step's writes the checkpoint
+  // they run from, and both carry the pass's own keys (its fence, the history it keeps).
+  const c1 = checkpoint({ a: "a1", b: "b1" }, { a: 1, b: 1 });
+  await saver.put(passConfig(fence), c1, META, { a: 1, b: 1 });
+  await saver.putWrites(passConfig(fence, c1.id), [["a", "write on c1"]], "task-1");
+  const c2 = checkpoint({ a: "a2", b: "b1" }, { a: 2, b: 1 });
+  await saver.put(passConfig(fence, c1.id), c2, META, { a: 2 });
+  await saver.putWrites(passConfig(fence, c2.id), [["a", "write on c2"]], "task-2");
+  const c3 = checkpoint({ a: "a2", b: "b1", c: "c3" }, { a: 2, b: 1, c: 1 });
+  await saver.put(passConfig(fence, c2.id), c3, META, { c: 1 });
+  await saver.putWrites(passConfig(fence, c3.id), [["c", "write on c3"]], "task-3");
+  return [c1.id, c2.id, c3.id] as const;
+}
+
+/** What the tables hold of `threadId`, read past the saver. */
+async function stored(store: KyselyStore, threadId: string) {
+  const db = store.db;
+  const checkpoints = await db
+    .selectFrom("agboss_checkpoints")
+    .select("checkpoint_id")
+    .where("thread_id", "=", threadId)
+    .orderBy("checkpoint_id")
+    .execute();
+  const blobs = await db
+    .selectFrom("agboss_checkpoint_blobs")
+    .select(["checkpoint_id", "channel"])
+    .where("thread_id", "=", threadId)
+    .orderBy("checkpoint_id")
+    .orderBy("channel")
+    .execute();
+  const writes = await db
+    .selectFrom("agboss_checkpoint_writes")
+    .select(["checkpoint_id", "task_id"])
+    .where("thread_id", "=", threadId)
+    .orderBy("checkpoint_id")
+    .execute();
+  return { checkpoints, blobs, writes };
+}
+
+const NOTHING = { checkpoints: [], blobs: [], writes: [] };
+
+/** The store's fenced write a pass makes right before its tool runs: the lease confirmed. */
+function renew(store: KyselyStore, fence: Fence): Promise<boolean> {
+  return store.leases.renew({ fence, now: Date.now(), ttlMs: TTL_MS });
+}
+
+/**
+ * Declares the held-checkpoint tests on the store `open` gives (a fresh database per test) and on
+ * `reopen` (the same database again, as another process would open it), each closed by `close`.
+ */
+export function heldCheckpointCases(
+  open: () => Promise<{ store: KyselyStore; reopen: () => Promise<KyselyStore> }>,
+  close: (store: KyselyStore) => Promise<void>,
+) {
+  const withStore =
+    (body: (store: KyselyStore, fence: Fence, reopen: () => Promise<KyselyStore>) => Promise<void>) =>
+    async () => {
+      const { store, reopen } = await open();
+      try {
+        const key = `acme/held-${randomUUID()}`;
+        const fence = await store.leases.acquire({ key, holder: "pass-1", now: Date.now(), ttlMs: TTL_MS });
+        if (fence === undefined) throw new Error("the lease of a new key was not granted");
+        await body(store, fence, reopen);
+      } finally {
+        await close(store);
+      }
+    };
+
+  test(
+    "a pass's checkpoints wait for its next write: those superseded before it are never stored, and the one it keeps brings every value it points at",
+    withStore(async (store, fence) => {
+      const [, , c3] = await passChain(store, fence);
+      expect(await stored(store, fence.key)).toEqual(NOTHING);
+
+      expect(await renew(store, fence)).toBe(true);
+      // c3's own row, with the values of c1 (b) and c2 (a) it points at as its own, and its write.
+      expect(await stored(store, fence.key)).toEqual({
+        checkpoints: [{ checkpoint_id: c3 }],
+        blobs: [
+          { checkpoint_id: c3, channel: "a" },
+          { checkpoint_id: c3, channel: "b" },
+          { checkpoint_id: c3, channel: "c" },
+        ],
+        writes: [{ checkpoint_id: c3, task_id: "task-3" }],
+      });
+      const latest = await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+      expect(latest?.checkpoint.id).toBe(c3);
+      expect(latest?.checkpoint.channel_values).toEqual({ a: "a2", b: "b1", c: "c3" });
+      expect(latest?.pendingWrites).toEqual([["task-3", "c", "write on c3"]]);
+    }),
+  );
+
+  test(
+    "a read of the thread finds what the pass holds, stored first",
+    withStore(async (store, fence) => {
+      const [, , c3] = await passChain(store, fence);
+      const latest = await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+      expect(latest?.checkpoint.id).toBe(c3);
+      expect(latest?.checkpoint.channel_values).toEqual({ a: "a2", b: "b1", c: "c3" });
+      expect((await stored(store, fence.key)).checkpoints).toEqual([{ checkpoint_id: c3 }]);
+    }),
+  );
+
+  test(
+    "with nothing else written, a held checkpoint is stored on its own after a few milliseconds",
+    withStore(async (store, fence) => {
+      const [, , c3] = await passChain(store, fence);
+      await expect
+        .poll(async () => (await stored(store, fence.key)).checkpoints, { timeout: 2_000, interval: 10 })
+        .toEqual([{ checkpoint_id: c3 }]);
+      expect((await stored(store, fence.key)).writes).toEqual([{ checkpoint_id: c3, task_id: "task-3" }]);
+    }),
+  );
+
+  test(
+    "what a pass holds when its lease is taken over is never stored, and its next write is refused as lease lost",
+    withStore(async (store, fence) => {
+      await passChain(store, fence);
+      const next = await store.leases.acquire({
+        key: fence.key,
+        holder: "pass-2",
+        now: Date.now(),
+        ttlMs: TTL_MS,
+        takeOver: true,
+      });
+      expect(next?.epoch).toBe(fence.epoch + 1);
+      const renewed = await renew(store, fence).catch((error: unknown) => error);
+      expect(renewed === false || renewed instanceof LeaseLostError).toBe(true);
+      const later = checkpoint({ a: "a9" }, { a: 9 });
+      await expect(
+        store.checkpointer
+          .put(passConfig(fence), later, META, { a: 9 })
+          .then(() => renew(store, fence))
+          .then((ok) => {
+            if (!ok) throw new LeaseLostError(fence);
+          }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await stored(store, fence.key)).toEqual(NOTHING);
+    }),
+  );
+
+  test(
+    "a store that closes stores what its passes hold first: another process opening the database finds it",
+    withStore(async (store, fence, reopen) => {
+      const [, , c3] = await passChain(store, fence);
+      await store.close();
+      const again = await reopen();
+      try {
+        const latest = await again.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+        expect(latest?.checkpoint.id).toBe(c3);
+        expect(latest?.checkpoint.channel_values).toEqual({ a: "a2", b: "b1", c: "c3" });
+        expect(latest?.pendingWrites).toEqual([["task-3", "c", "write on c3"]]);
+      } finally {
+        await again.close();
+      }
+    }),
+  );
+
+  test(
+    "a pass's checkpoint written inside a unit of work is not held: it commits with the unit",
+    withStore(async (store, fence) => {
+      const c1 = checkpoint({ a: "a1" }, { a: 1 });
+      await store.atomically(() => store.checkpointer.put(passConfig(fence), c1, META, { a: 1 }));
+      expect((await stored(store, fence.key)).checkpoints).toEqual([{ checkpoint_id: c1.id }]);
+    }),
+  );
+}
