@@ -284,6 +284,9 @@ export class TreeMover {
             },
             signal: pass.controller.signal,
             recursionLimit: 10_000,
+            // Each step's checkpoint is handed to the checkpointer before the next step's tasks run, so a
+            // write those tasks wait for (the pause before its question is sent) is committed with it.
+            durability: "sync",
           }),
         )) as FlowStateValue & { __interrupt__?: readonly PauseInterrupt[] };
       } finally {
