@@ -134,6 +134,11 @@ export class WriteTransactions {
   readonly #passes: PassTransactions | undefined;
   /** What stores the writes a checkpointer holds back under a fence (see {@link holdBackFor}). */
   #heldFor: ((fence: Fence) => Promise<void> | undefined) | undefined;
+  /**
+   * Per attempt of a unit of work (by its transaction), the fences whose held-back writes it took in:
+   * if that attempt does not commit, they are gone (see {@link atomically}).
+   */
+  readonly #takenIn = new WeakMap<object, Map<string, Fence>>();
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -186,10 +191,12 @@ export class WriteTransactions {
   run<T>(work: Work<T>, fence?: Fence, options?: WriteOptions): Promise<T> {
     const flushing = this.flushHeld(fence);
     const unit = this.#unit.getStore();
-    if (unit !== undefined) return inUnitAfter(flushing, work, unit);
+    if (unit !== undefined) return this.#inUnitAfter(flushing, fence, work, unit);
     if (!this.#capabilities.groupCommit) {
       return this.#tracked(
-        this.#afterPasses(fence, "transaction", work, () => this.#gate(() => this.#alone(work))),
+        this.#afterHeld(flushing, () =>
+          this.#afterPasses(fence, "transaction", work, () => this.#gate(() => this.#alone(work))),
+        ),
       );
     }
     return this.#tracked(
@@ -374,7 +381,53 @@ export class WriteTransactions {
    */
   atomically<T>(work: () => Promise<T>): Promise<T> {
     if (this.#unit.getStore() !== undefined) return work();
-    return this.run((trx) => this.#unit.run(trx, work));
+    // Held-back writes a write of the unit took in (see holdBackFor) live and die with it: an attempt
+    // that does not commit loses them, and a pass told they were done must not go on without them.
+    const taken = new Map<string, Fence>();
+    const loseTaken = (error: unknown) => {
+      for (const fence of taken.values()) this.#loseFence(fence, error);
+      taken.clear();
+    };
+    return this.run((trx) => {
+      if (taken.size > 0) {
+        loseTaken(
+          new StoreUnavailableError(
+            "A unit of work that took in held-back checkpoint writes ran again after a fault: they were not committed.",
+          ),
+        );
+      }
+      this.#takenIn.set(trx, taken);
+      return this.#unit.run(trx, work);
+    }).catch((error: unknown) => {
+      loseTaken(error);
+      throw error;
+    });
+  }
+
+  /**
+   * Runs `work` on a unit of work's transaction once what was held back ahead of it (`flushing`, under
+   * `fence`) is applied there; notes the fence for the unit (see {@link atomically}).
+   */
+  #inUnitAfter<T>(
+    flushing: Promise<void> | undefined,
+    fence: Fence | undefined,
+    work: Work<T>,
+    unit: Kysely<AgbossDatabase>,
+  ): Promise<T> {
+    if (flushing === undefined || fence === undefined) return work(unit);
+    this.#takenIn.get(unit)?.set(fence.key, fence);
+    return flushing.then(() => work(unit));
+  }
+
+  /**
+   * Where pass transactions run, a write that is not one of a pass's starts once what was held back
+   * ahead of it is applied (see {@link holdBackFor}): only then does `settle` wait for its commit, and
+   * a pass that cannot take the write in (its COMMIT in flight) commits it first. A failure there is on
+   * the fence already, and the write meets it.
+   */
+  #afterHeld<T>(flushing: Promise<void> | undefined, write: () => Promise<T>): Promise<T> {
+    if (flushing === undefined) return write();
+    return flushing.then(write, write);
   }
 
   /**
@@ -387,11 +440,13 @@ export class WriteTransactions {
   statement<T>(work: Work<T>, fence?: Fence): Promise<T> {
     const flushing = this.flushHeld(fence);
     const unit = this.#unit.getStore();
-    if (unit !== undefined) return inUnitAfter(flushing, work, unit);
+    if (unit !== undefined) return this.#inUnitAfter(flushing, fence, work, unit);
     if (this.#capabilities.groupCommit) return this.run(work);
     return this.#tracked(
-      this.#afterPasses(fence, "statement", work, () =>
-        this.#gate(() => this.#retry.statement(() => work(this.#db))),
+      this.#afterHeld(flushing, () =>
+        this.#afterPasses(fence, "statement", work, () =>
+          this.#gate(() => this.#retry.statement(() => work(this.#db))),
+        ),
       ),
     );
   }
@@ -408,19 +463,21 @@ export class WriteTransactions {
   once<T>(work: Work<T>, fence?: Fence): Promise<T> {
     const flushing = this.flushHeld(fence);
     const unit = this.#unit.getStore();
-    if (unit !== undefined) return inUnitAfter(flushing, work, unit);
+    if (unit !== undefined) return this.#inUnitAfter(flushing, fence, work, unit);
     if (this.#capabilities.groupCommit) return this.run(work);
     return this.#tracked(
-      this.#afterPasses(fence, "once", work, () =>
-        this.#gate(() =>
-          this.#retry.write(() =>
-            this.#db.connection().execute(async (connection) => {
-              try {
-                return await work(connection);
-              } catch (error) {
-                throw new CommitFailure(error);
-              }
-            }),
+      this.#afterHeld(flushing, () =>
+        this.#afterPasses(fence, "once", work, () =>
+          this.#gate(() =>
+            this.#retry.write(() =>
+              this.#db.connection().execute(async (connection) => {
+                try {
+                  return await work(connection);
+                } catch (error) {
+                  throw new CommitFailure(error);
+                }
+              }),
+            ),
           ),
         ),
       ),
@@ -654,15 +711,6 @@ export class WriteTransactions {
       unit.applied?.ended();
     }
   }
-}
-
-/** Runs `work` on a unit of work's transaction once what was held back ahead of it is applied there. */
-function inUnitAfter<T>(
-  flushing: Promise<void> | undefined,
-  work: Work<T>,
-  unit: Kysely<AgbossDatabase>,
-): Promise<T> {
-  return flushing === undefined ? work(unit) : flushing.then(() => work(unit));
 }
 
 /**

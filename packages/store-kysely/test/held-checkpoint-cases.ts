@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { StoreUnavailableError } from "@agboss/core";
 import {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   FENCE_CONFIG_KEY,
   type Fence,
   LeaseLostError,
 } from "@agboss/core/store";
-import { expect, test } from "vitest";
+import { expect, test, vi } from "vitest";
 import type { KyselyStore } from "../src/index.js";
 import { checkpoint, META } from "./test-checkpoints.js";
 
@@ -82,6 +83,62 @@ function renew(store: KyselyStore, fence: Fence): Promise<boolean> {
   return store.leases.renew({ fence, now: Date.now(), ttlMs: TTL_MS });
 }
 
+/** A fresh store from `open` with a pass's lease on a new key, closed by `close` after `body`. */
+function withPass(
+  open: () => Promise<{ store: KyselyStore; reopen: () => Promise<KyselyStore> }>,
+  close: (store: KyselyStore) => Promise<void>,
+  body: (store: KyselyStore, fence: Fence, reopen: () => Promise<KyselyStore>) => Promise<void>,
+) {
+  return async () => {
+    const { store, reopen } = await open();
+    try {
+      const key = `acme/held-${randomUUID()}`;
+      const fence = await store.leases.acquire({ key, holder: "pass-1", now: Date.now(), ttlMs: TTL_MS });
+      if (fence === undefined) throw new Error("the lease of a new key was not granted");
+      await body(store, fence, reopen);
+    } finally {
+      await close(store);
+    }
+  };
+}
+
+/**
+ * The held-checkpoint test that needs timeouts to stand still, for a dialect whose commits need none
+ * (see {@link heldCheckpointCases} for `open` and `close`).
+ */
+export function heldCheckpointCountCase(
+  open: () => Promise<{ store: KyselyStore; reopen: () => Promise<KyselyStore> }>,
+  close: (store: KyselyStore) => Promise<void>,
+) {
+  const withStore = (body: (store: KyselyStore, fence: Fence) => Promise<void>) =>
+    withPass(open, close, body);
+  test(
+    "a checkpoint that many writes come to, each soon after the last, is stored once it stands for 32 of them, without waiting for a pause in them",
+    withStore(async (store, fence) => {
+      // Timeouts stand still here (a dialect whose commits need none of them: SQLite's group commit
+      // waits on the event loop's turns): what is stored, only the count stored.
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      try {
+        const c1 = checkpoint({ a: "a1" }, { a: 1 });
+        await store.checkpointer.put(passConfig(fence), c1, META, { a: 1 });
+        for (let task = 0; task < 40; task++) {
+          await store.checkpointer.putWrites(passConfig(fence, c1.id), [["a", task]], `task-${task}`);
+        }
+        let found = await stored(store, fence.key);
+        for (let turn = 0; turn < 200 && found.writes.length < 31; turn++) {
+          await new Promise((resolve) => setImmediate(resolve));
+          found = await stored(store, fence.key);
+        }
+        expect(found.checkpoints).toEqual([{ checkpoint_id: c1.id }]);
+        expect(found.writes.length).toBeGreaterThanOrEqual(31);
+        expect(found.writes.length).toBeLessThan(40);
+      } finally {
+        vi.useRealTimers();
+      }
+    }),
+  );
+}
+
 /**
  * Declares the held-checkpoint tests on the store `open` gives (a fresh database per test) and on
  * `reopen` (the same database again, as another process would open it), each closed by `close`.
@@ -90,19 +147,9 @@ export function heldCheckpointCases(
   open: () => Promise<{ store: KyselyStore; reopen: () => Promise<KyselyStore> }>,
   close: (store: KyselyStore) => Promise<void>,
 ) {
-  const withStore =
-    (body: (store: KyselyStore, fence: Fence, reopen: () => Promise<KyselyStore>) => Promise<void>) =>
-    async () => {
-      const { store, reopen } = await open();
-      try {
-        const key = `acme/held-${randomUUID()}`;
-        const fence = await store.leases.acquire({ key, holder: "pass-1", now: Date.now(), ttlMs: TTL_MS });
-        if (fence === undefined) throw new Error("the lease of a new key was not granted");
-        await body(store, fence, reopen);
-      } finally {
-        await close(store);
-      }
-    };
+  const withStore = (
+    body: (store: KyselyStore, fence: Fence, reopen: () => Promise<KyselyStore>) => Promise<void>,
+  ) => withPass(open, close, body);
 
   test(
     "a pass's checkpoints wait for its next write: those superseded before it are never stored, and the one it keeps brings every value it points at",
@@ -178,6 +225,23 @@ export function heldCheckpointCases(
   );
 
   test(
+    "a pass's own read of its thread fails when what it held could not be stored, instead of finding the thread as it was before",
+    withStore(async (store, fence) => {
+      await passChain(store, fence);
+      await store.leases.acquire({
+        key: fence.key,
+        holder: "pass-2",
+        now: Date.now(),
+        ttlMs: TTL_MS,
+        takeOver: true,
+      });
+      await expect(store.checkpointer.getTuple(passConfig(fence))).rejects.toBeInstanceOf(LeaseLostError);
+      // Anyone else's read finds what the store holds: nothing of the lost pass.
+      expect(await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } })).toBeUndefined();
+    }),
+  );
+
+  test(
     "a store that closes stores what its passes hold first: another process opening the database finds it",
     withStore(async (store, fence, reopen) => {
       const [, , c3] = await passChain(store, fence);
@@ -200,6 +264,23 @@ export function heldCheckpointCases(
       const c1 = checkpoint({ a: "a1" }, { a: 1 });
       await store.atomically(() => store.checkpointer.put(passConfig(fence), c1, META, { a: 1 }));
       expect((await stored(store, fence.key)).checkpoints).toEqual([{ checkpoint_id: c1.id }]);
+    }),
+  );
+
+  test(
+    "what a pass held, taken into a unit of work that then rolls back, is lost with it: the pass's later writes are refused",
+    withStore(async (store, fence) => {
+      await passChain(store, fence);
+      const failed = new Error("the unit's own check failed");
+      await expect(
+        store.atomically(async () => {
+          // A write of the unit under the pass's fence takes in what the pass held, ahead of it.
+          await renew(store, fence);
+          throw failed;
+        }),
+      ).rejects.toBe(failed);
+      expect(await stored(store, fence.key)).toEqual(NOTHING);
+      await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
     }),
   );
 }

@@ -146,6 +146,37 @@ function inWritesOrder(
   return [...rows].sort((a, b) => compareWritesSortKeys(keyOf(a), keyOf(b)));
 }
 
+/**
+ * `work`, calling `failed` with its error before it rejects: so a write that fails tells whoever must
+ * know before the write transaction runs its next unit.
+ */
+function failing<T>(
+  failed: ((error: unknown) => void) | undefined,
+  work: (trx: Kysely<AgbossDatabase>) => Promise<T>,
+): (trx: Kysely<AgbossDatabase>) => Promise<T> {
+  if (failed === undefined) return work;
+  return async (trx) => {
+    try {
+      return await work(trx);
+    } catch (error) {
+      failed(error);
+      throw error;
+    }
+  };
+}
+
+/**
+ * `write`, calling `failed` with its error as it rejects (where the statement is the whole write and a
+ * failed one aborts its transaction: nothing after it in the transaction can commit).
+ */
+function noting(write: Promise<void>, failed: ((error: unknown) => void) | undefined): Promise<void> {
+  if (failed === undefined) return write;
+  return write.catch((error: unknown) => {
+    failed(error);
+    throw error;
+  });
+}
+
 /** Whether two fences are the same grant of the same lease. */
 function sameFence(a: Fence, b: Fence | undefined): boolean {
   return b !== undefined && a.key === b.key && a.epoch === b.epoch;
@@ -208,7 +239,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId === undefined) return undefined;
-    await this.#storeHeldOf(threadId);
+    await this.#storeHeldOf(threadId, fenceOf(config));
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config) || undefined;
     if (checkpointId === undefined) {
@@ -352,7 +383,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     let limit = options.limit;
     if (limit !== undefined && limit <= 0) return;
     if (threadId === undefined) await this.#storeAllHeld();
-    else await this.#storeHeldOf(threadId);
+    else await this.#storeHeldOf(threadId, fenceOf(config));
 
     let query = this.#store.db.selectFrom("agboss_checkpoints").selectAll();
     if (threadId !== undefined) query = query.where("thread_id", "=", threadId);
@@ -489,23 +520,29 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     row: CheckpointRow,
     blobs: readonly BlobRow[],
     reached: readonly ReachedValue[] | undefined,
+    failed?: (error: unknown) => void,
   ): Promise<void> {
-    if (this.#statements !== undefined) return this.#statements.put(fence, row, blobs, reached);
-    return this.#write(fence, async (trx) => {
-      await this.#fence.assert(trx, fence);
-      await this.#queries.upsertCheckpoint.execute(trx, row);
-      const rows = blobs.map((blob) => ({
-        thread_id: row.thread_id,
-        checkpoint_ns: row.checkpoint_ns,
-        checkpoint_id: row.checkpoint_id,
-        ...blob,
-      }));
-      for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
-        const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
-        await query.execute(trx, args);
-      }
-      if (reached !== undefined) await this.#deleteSuperseded(trx, row, reached);
-    });
+    if (this.#statements !== undefined) {
+      return noting(this.#statements.put(fence, row, blobs, reached), failed);
+    }
+    return this.#write(
+      fence,
+      failing(failed, async (trx) => {
+        await this.#fence.assert(trx, fence);
+        await this.#queries.upsertCheckpoint.execute(trx, row);
+        const rows = blobs.map((blob) => ({
+          thread_id: row.thread_id,
+          checkpoint_ns: row.checkpoint_ns,
+          checkpoint_id: row.checkpoint_id,
+          ...blob,
+        }));
+        for (let start = 0; start < rows.length; start += BLOBS_PER_UPSERT) {
+          const { query, args } = this.#queries.upsertBlobs(rows.slice(start, start + BLOBS_PER_UPSERT));
+          await query.execute(trx, args);
+        }
+        if (reached !== undefined) await this.#deleteSuperseded(trx, row, reached);
+      }),
+    );
   }
 
   putWrites(
@@ -588,7 +625,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
         if (held.checkpointId === checkpointId) {
           held.writes.push(task);
           held.count += 1;
-          this.#touch(held);
+          if (held.count >= MAX_HELD) void this.#storeHeld(held);
+          else this.#touch(held);
           return;
         }
         // Writes against a checkpoint the held one supersedes: its put deletes them.
@@ -611,17 +649,17 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   }
 
   /** Writes one task's pending writes. */
-  #storeWrites(fence: Fence | undefined, task: TaskWrites): Promise<void> {
+  #storeWrites(fence: Fence | undefined, task: TaskWrites, failed?: (error: unknown) => void): Promise<void> {
     const { key, keeping, replacing } = task;
     if (this.#statements !== undefined) {
-      return this.#statements.putWrites(fence, key, keeping, replacing);
+      return noting(this.#statements.putWrites(fence, key, keeping, replacing), failed);
     }
     const rows = (list: readonly TaskWriteRow[]) => list.map((row) => ({ ...key, ...row }));
     // The fence check reads; each batch of kept writes and each replaced one is a statement.
     const statements = Math.ceil(keeping.length / WRITES_PER_INSERT) + replacing.length;
     return this.#write(
       fence,
-      async (trx) => {
+      failing(failed, async (trx) => {
         await this.#fence.assert(trx, fence);
         const kept = rows(keeping);
         for (let start = 0; start < kept.length; start += WRITES_PER_INSERT) {
@@ -629,7 +667,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
           await query.execute(trx, args);
         }
         for (const row of rows(replacing)) await this.#queries.upsertWrite.execute(trx, row);
-      },
+      }),
       { oneWrite: statements <= 1 },
     );
   }
@@ -673,54 +711,71 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   }
 
   /**
-   * Writes `held` now, its checkpoint first, then its pending writes in order, each queued at once so
-   * that they go ahead of whatever the caller writes next; resolves once all are applied. A failure
-   * (other than a transient fault, after which the store runs them again) tells the store that the
-   * fence's writes are lost, before anything after them runs: the pass was told they were done.
+   * Writes `held` now, unless it was written or dropped already: its checkpoint first, then its pending
+   * writes in order, each queued at once so that they go ahead of whatever the caller writes next;
+   * resolves once all are applied.
    */
   #storeHeld(held: HeldCheckpoint): Promise<void> {
+    if (this.#held.get(held.threadId)?.get(held.namespace) !== held) return Promise.resolve();
     this.#drop(held);
-    const { fence, put } = held;
-    const lose = (error: unknown): never => {
-      if (this.#store.capabilities.faultOf?.(error) === undefined) {
-        this.#store.transactions?.loseFence(fence, error);
-      }
-      throw error;
-    };
+    return this.#storeDropped([held]);
+  }
+
+  /**
+   * Writes entries already taken out of {@link #held} (so a write they queue, which asks for what is
+   * held under its fence first, finds none of them), in order. A failure, other than a transient fault
+   * after which the store runs the write again, tells the store that the fence's writes are lost, from
+   * within the failing write, before anything after it runs: the pass was told they were done.
+   */
+  #storeDropped(entries: readonly HeldCheckpoint[]): Promise<void> {
     const stored: Promise<void>[] = [];
-    if (put !== undefined) stored.push(this.#storePut(fence, put.row, put.blobs, put.reached).catch(lose));
-    for (const task of held.writes) stored.push(this.#storeWrites(fence, task).catch(lose));
+    for (const { fence, put, writes } of entries) {
+      const failed = (error: unknown) => {
+        if (this.#store.capabilities.faultOf?.(error) === undefined) {
+          this.#store.transactions?.loseFence(fence, error);
+        }
+      };
+      if (put !== undefined) stored.push(this.#storePut(fence, put.row, put.blobs, put.reached, failed));
+      for (const task of writes) stored.push(this.#storeWrites(fence, task, failed));
+    }
     const all = Promise.all(stored).then(() => undefined);
     // Whoever needs it awaits it; a failure meanwhile is already on the fence.
     all.catch(() => undefined);
     return all;
   }
 
-  /** Writes what is held under `fence` (see `WriteTransactions.holdBackFor`); undefined when nothing is. */
-  #storeHeldUnder(fence: Fence): Promise<void> | undefined {
-    const namespaces = this.#held.get(fence.key);
-    if (namespaces === undefined) return undefined;
-    const stored = [...namespaces.values()]
-      .filter((held) => sameFence(held.fence, fence))
-      .map((held) => this.#storeHeld(held));
-    if (stored.length === 0) return undefined;
-    const all = Promise.all(stored).then(() => undefined);
-    // Only a unit of work's write waits for it; a failure is already on the fence for the others.
-    all.catch(() => undefined);
-    return all;
+  /** Takes every entry `pick` chooses out of {@link #held}, in the order they were held. */
+  #dropAll(pick: (held: HeldCheckpoint) => boolean, threadId?: string): HeldCheckpoint[] {
+    const threads = threadId === undefined ? [...this.#held.values()] : [this.#held.get(threadId)];
+    const taken = threads.flatMap((namespaces) => [...(namespaces?.values() ?? [])]).filter(pick);
+    for (const held of taken) this.#drop(held);
+    return taken;
   }
 
-  /** Writes what is held of `threadId`, whoever holds it; settles once applied or failed. */
-  async #storeHeldOf(threadId: string): Promise<void> {
-    const namespaces = this.#held.get(threadId);
-    if (namespaces === undefined) return;
-    await Promise.allSettled([...namespaces.values()].map((held) => this.#storeHeld(held)));
+  /** Writes what is held under `fence` (see `WriteTransactions.holdBackFor`); undefined when nothing is. */
+  #storeHeldUnder(fence: Fence): Promise<void> | undefined {
+    if (!this.#held.has(fence.key)) return undefined;
+    const taken = this.#dropAll((held) => sameFence(held.fence, fence), fence.key);
+    return taken.length === 0 ? undefined : this.#storeDropped(taken);
+  }
+
+  /**
+   * Writes what is held of `threadId`, whoever holds it, before a read of it; settles once applied. A
+   * read under `fence` (a pass's own) fails when what it held could not be stored, rather than find the
+   * thread as it was before; what another holder held is its own affair.
+   */
+  async #storeHeldOf(threadId: string, fence: Fence | undefined): Promise<void> {
+    if (!this.#held.has(threadId)) return;
+    const taken = this.#dropAll(() => true, threadId);
+    const own = taken.filter((held) => sameFence(held.fence, fence));
+    const others = taken.filter((held) => !sameFence(held.fence, fence));
+    const stored = [this.#storeDropped(own), this.#storeDropped(others).catch(() => undefined)];
+    await Promise.all(stored);
   }
 
   /** Writes everything held (before a listing of every thread, and when the store closes). */
   async #storeAllHeld(): Promise<void> {
-    const all = [...this.#held.values()].flatMap((namespaces) => [...namespaces.values()]);
-    await Promise.allSettled(all.map((held) => this.#storeHeld(held)));
+    await this.#storeDropped(this.#dropAll(() => true)).catch(() => undefined);
   }
 
   /** Writes everything held and waits for it to be applied: the store calls it as it closes. */

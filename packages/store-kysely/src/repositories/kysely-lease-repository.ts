@@ -181,8 +181,10 @@ export class KyselyLeaseRepository implements LeaseRepository {
   }
 
   async release(fence: Fence): Promise<void> {
-    // What the holder's checkpointer still holds back goes ahead of the release, under the lease.
-    this.#store.transactions?.flushHeld(fence);
+    // What the holder's checkpointer still holds back goes ahead of the release, under the lease: once
+    // applied, the release's transaction waits for its commit (or, where commits are grouped, joins it
+    // after it). A failure there is on the fence already; the release lands regardless.
+    await this.#store.transactions?.flushHeld(fence)?.catch(() => undefined);
     // Not given the fence: a release must land even after a pass of it was lost (see `refuseAfterLostCommit`).
     await inWriteTransaction(this.#store, (trx) =>
       this.#expire.execute(trx, { key: fence.key, epoch: fence.epoch, expires_at: 0 }),
