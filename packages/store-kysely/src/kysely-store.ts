@@ -175,7 +175,7 @@ export class KyselyStore implements Store {
   close(): Promise<void> {
     // What the checkpointer holds back goes to the store first: the writes it queues are waited for.
     this.#closing ??= this.checkpointer
-      .storeHeld()
+      .storeAllHeld()
       .then(() => this.#transactions.idle())
       .then(() => this.#onClose?.());
     return this.#closing;

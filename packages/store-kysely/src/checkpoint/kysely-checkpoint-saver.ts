@@ -382,7 +382,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     const filters = Object.entries(filter ?? {});
     let limit = options.limit;
     if (limit !== undefined && limit <= 0) return;
-    if (threadId === undefined) await this.#storeAllHeld();
+    if (threadId === undefined) await this.storeAllHeld();
     else await this.#storeHeldOf(threadId, fenceOf(config));
 
     let query = this.#store.db.selectFrom("agboss_checkpoints").selectAll();
@@ -773,14 +773,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     await Promise.all(stored);
   }
 
-  /** Writes everything held (before a listing of every thread, and when the store closes). */
-  async #storeAllHeld(): Promise<void> {
+  /**
+   * Writes everything held, whoever holds it, and settles once it is applied: before a listing of every
+   * thread, and as the store closes.
+   */
+  async storeAllHeld(): Promise<void> {
     await this.#storeDropped(this.#dropAll(() => true)).catch(() => undefined);
-  }
-
-  /** Writes everything held and waits for it to be applied: the store calls it as it closes. */
-  storeHeld(): Promise<void> {
-    return this.#storeAllHeld();
   }
 
   /**
