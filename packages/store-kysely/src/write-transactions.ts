@@ -194,9 +194,7 @@ export class WriteTransactions {
     if (unit !== undefined) return this.#inUnitAfter(flushing, fence, work, unit);
     if (!this.#capabilities.groupCommit) {
       return this.#tracked(
-        this.#afterHeld(flushing, () =>
-          this.#afterPasses(fence, "transaction", work, () => this.#gate(() => this.#alone(work))),
-        ),
+        this.#afterPasses(fence, "transaction", work, () => this.#gate(() => this.#alone(work)), flushing),
       );
     }
     return this.#tracked(
@@ -314,16 +312,25 @@ export class WriteTransactions {
 
   /**
    * Where pass transactions run: `work` (a write of kind `closing`) joins `fence`'s open pass, if any;
-   * otherwise `alone` runs once every write that resolved before is committed.
+   * otherwise `alone` runs once every write that resolved before is committed. `flushing`, what was held
+   * back under the fence and queued ahead of the write, is waited for first.
    */
   #afterPasses<T>(
     fence: Fence | undefined,
     closing: Closing,
     work: Work<T>,
     alone: () => Promise<T>,
+    flushing?: Promise<void>,
   ): Promise<T> {
     const passes = this.#passes;
     if (passes === undefined) return alone();
+    if (flushing !== undefined) {
+      // What was held back ahead of the write (see holdBackFor) first runs where the write's transaction
+      // can see it: only then does `settle` wait for its commit, and a pass that cannot take the write in
+      // (its COMMIT in flight) commits it first. A failure there is on the fence already, met below.
+      const go = () => this.#afterPasses(fence, closing, work, alone);
+      return flushing.then(go, go);
+    }
     if (fence !== undefined) {
       try {
         this.refuseAfterLostCommit(fence);
@@ -420,17 +427,6 @@ export class WriteTransactions {
   }
 
   /**
-   * Where pass transactions run, a write that is not one of a pass's starts once what was held back
-   * ahead of it is applied (see {@link holdBackFor}): only then does `settle` wait for its commit, and
-   * a pass that cannot take the write in (its COMMIT in flight) commits it first. A failure there is on
-   * the fence already, and the write meets it.
-   */
-  #afterHeld<T>(flushing: Promise<void> | undefined, write: () => Promise<T>): Promise<T> {
-    if (flushing === undefined) return write();
-    return flushing.then(write, write);
-  }
-
-  /**
    * Runs `work`, one idempotent write statement (running it twice leaves what running it once leaves),
    * as a transaction of its own: on the unit's transaction inside a unit of work ({@link atomically}),
    * queued with the others where commits are grouped, and otherwise alone on a connection in autocommit:
@@ -443,10 +439,12 @@ export class WriteTransactions {
     if (unit !== undefined) return this.#inUnitAfter(flushing, fence, work, unit);
     if (this.#capabilities.groupCommit) return this.run(work);
     return this.#tracked(
-      this.#afterHeld(flushing, () =>
-        this.#afterPasses(fence, "statement", work, () =>
-          this.#gate(() => this.#retry.statement(() => work(this.#db))),
-        ),
+      this.#afterPasses(
+        fence,
+        "statement",
+        work,
+        () => this.#gate(() => this.#retry.statement(() => work(this.#db))),
+        flushing,
       ),
     );
   }
@@ -466,8 +464,11 @@ export class WriteTransactions {
     if (unit !== undefined) return this.#inUnitAfter(flushing, fence, work, unit);
     if (this.#capabilities.groupCommit) return this.run(work);
     return this.#tracked(
-      this.#afterHeld(flushing, () =>
-        this.#afterPasses(fence, "once", work, () =>
+      this.#afterPasses(
+        fence,
+        "once",
+        work,
+        () =>
           this.#gate(() =>
             this.#retry.write(() =>
               this.#db.connection().execute(async (connection) => {
@@ -479,7 +480,7 @@ export class WriteTransactions {
               }),
             ),
           ),
-        ),
+        flushing,
       ),
     );
   }
