@@ -17,6 +17,7 @@ export { KyselyPausedExecutionRepository } from "./repositories/kysely-paused-ex
 export { KyselyThreadRepository } from "./repositories/kysely-thread-repository.js";
 export type * from "./schema/agboss-database.js";
 export {
+  type JsonObjectEntries,
   markCommitInFlight,
   markHeldRefused,
   type StoreDialectCapabilities,

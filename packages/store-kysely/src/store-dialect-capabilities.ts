@@ -14,6 +14,13 @@ import type { StoreFault } from "./store-faults.js";
  *   groupCommit: true,
  * };
  */
+/**
+ * A dialect's table function for the entries of a JSON object held as text, joined to the row that
+ * holds it: SQLite's `json_each` (a table-valued function in a join may name the tables before it),
+ * or Postgres's `jsonb_each_text` (the text cast to `jsonb`, in a `lateral` join).
+ */
+export type JsonObjectEntries = "json_each" | "jsonb_each_text";
+
 export interface StoreDialectCapabilities {
   /**
    * The statement that opens a transaction which will write. SQLite needs `begin immediate`: a plain
@@ -53,10 +60,14 @@ export interface StoreDialectCapabilities {
    * values, the checkpoints it supersedes deleted and the fence checked, as one statement in autocommit:
    * one round trip where a transaction takes a `begin`, a fence check, a statement per table and a
    * `commit`; so are a fenced execution save and the fenced pause changes that are safe to run twice.
-   * It also reads a checkpoint with its channel values and pending writes in one statement, with
-   * Postgres's `jsonb_each_text` and a `lateral` join: a dialect that sets this must have those too.
    */
   readonly writableCtes?: boolean | undefined;
+  /**
+   * How a statement turns a JSON object held as text into rows of `key` and `value` (see
+   * {@link JsonObjectEntries}), for the checkpointer to read a checkpoint, the channel values it points
+   * at and its pending writes in one statement; without it, in three.
+   */
+  readonly jsonObjectEntries?: JsonObjectEntries | undefined;
   /**
    * A statement the driver answers itself, with no round trip, by committing the open transaction right
    * behind the next statement it runs, in the same round trip (Postgres: its prepared `commit` bound and

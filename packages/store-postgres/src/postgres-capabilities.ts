@@ -16,6 +16,7 @@ export const POSTGRES_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   groupCommit: false,
   // A checkpoint write, its fence check and its deletes go to the server as one statement.
   writableCtes: true,
+  jsonObjectEntries: "jsonb_each_text",
   // Answered by the store's pool view (`prepared-statements.ts`), which commits behind the next statement.
   commitWithNextStatement: "-- agboss: commit with the next statement",
   // Read by the same view, which sends such a statement in front of the transaction's next one.

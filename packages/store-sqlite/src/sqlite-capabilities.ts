@@ -13,6 +13,7 @@ export const SQLITE_CAPABILITIES: StoreDialectCapabilities = Object.freeze({
   groupCommit: true,
   // Leases and threads keep their text keys once (see the `leases-threads-without-rowid` migration).
   withoutRowid: true,
+  jsonObjectEntries: "json_each",
   // A lock another connection holds (busy, locked) is retried with backoff that does not block the thread.
   faultOf: sqliteFaultOf,
 });

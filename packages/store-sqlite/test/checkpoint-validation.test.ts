@@ -1,23 +1,48 @@
 import { randomUUID } from "node:crypto";
-import type { KyselyCheckpointSaver } from "@agboss/store-kysely";
+import { type AgbossDatabase, type KyselyCheckpointSaver, KyselyStore } from "@agboss/store-kysely";
 import { validate } from "@langchain/langgraph-checkpoint-validation";
+import Database from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
 import { afterAll } from "vitest";
-import { SqliteStore } from "../src/index.js";
+import { SQLITE_CAPABILITIES, SqliteStore } from "../src/index.js";
 import { tempDir } from "./temp-dir.js";
 
 const dir = tempDir();
-const stores = new Map<KyselyCheckpointSaver, SqliteStore>();
+const closers = new Map<KyselyCheckpointSaver, () => Promise<void>>();
 afterAll(() => dir.dispose());
+
+const destroyCheckpointer = async (checkpointer: KyselyCheckpointSaver) => {
+  await closers.get(checkpointer)?.();
+  closers.delete(checkpointer);
+};
 
 validate<KyselyCheckpointSaver>({
   checkpointerName: "@agboss/store-sqlite",
   async createCheckpointer() {
     const store = await SqliteStore.open({ path: dir.file(`${randomUUID()}.sqlite`) });
-    stores.set(store.checkpointer, store);
+    closers.set(store.checkpointer, () => store.close());
     return store.checkpointer;
   },
-  async destroyCheckpointer(checkpointer) {
-    await stores.get(checkpointer)?.close();
-    stores.delete(checkpointer);
+  destroyCheckpointer,
+});
+
+// The reads a dialect without a JSON table function makes (the checkpoint, its values and its writes
+// apart), exercised on SQLite.
+validate<KyselyCheckpointSaver>({
+  checkpointerName: "@agboss/store-kysely without jsonObjectEntries, on sqlite",
+  async createCheckpointer() {
+    const db = new Kysely<AgbossDatabase>({
+      dialect: new SqliteDialect({ database: new Database(dir.file(`${randomUUID()}.sqlite`)) }),
+    });
+    const store = new KyselyStore({
+      db,
+      capabilities: { ...SQLITE_CAPABILITIES, jsonObjectEntries: undefined },
+      name: "sqlite-reads-apart",
+      onClose: () => db.destroy(),
+    });
+    await store.migrate();
+    closers.set(store.checkpointer, () => store.close());
+    return store.checkpointer;
   },
+  destroyCheckpointer,
 });

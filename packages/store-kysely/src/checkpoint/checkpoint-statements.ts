@@ -77,31 +77,6 @@ type WritesArgs = CheckpointKey & {
   replace_values: Uint8Array[];
 };
 
-/** A checkpoint with its channel values and its pending writes, as {@link CheckpointStatements.read} finds them. */
-export interface CheckpointParts {
-  readonly row: Selectable<CheckpointTable>;
-  readonly blobs: readonly Selectable<CheckpointBlobTable>[];
-  readonly writes: readonly Selectable<CheckpointWriteTable>[];
-}
-
-type ReadArgs = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
-
-/** One row of a read: `part` 0 is the checkpoint, 1 a channel value it points at, 2 a pending write. */
-interface PartRow {
-  part: number;
-  checkpoint_id: string;
-  parent_checkpoint_id: string | null;
-  type: string;
-  value: Uint8Array | null;
-  metadata_type: string | null;
-  metadata: Uint8Array | null;
-  channel_origins: string | null;
-  channel: string | null;
-  task_id: string | null;
-  idx: number | string | null;
-  task_path: string | null;
-}
-
 /**
  * The checkpointer's writes as single statements, for dialects with data-modifying `with` clauses
  * (`writableCtes`, Postgres). One statement locks the lease row for share when the fence still holds it
@@ -117,73 +92,9 @@ export class CheckpointStatements {
   /** By fenced, then by whether superseded checkpoints are deleted. */
   readonly #put = new Map<string, PreparedQuery<PutArgs, { fenced: boolean }>>();
   readonly #writes = new Map<string, PreparedQuery<WritesArgs, { fenced: boolean }>>();
-  /** By whether a checkpoint id is asked for (else the latest). */
-  readonly #reads = new Map<boolean, PreparedQuery<ReadArgs, PartRow>>();
 
   constructor(store: StoreDatabase) {
     this.#store = store;
-  }
-
-  /**
-   * Reads a checkpoint (the one named, or the latest of its thread and namespace), the channel values it
-   * points at and its pending writes, in one statement: one round trip where reading them apart takes
-   * three. The checkpoint's `channel_origins` are read as `jsonb`, each channel joined to the row holding
-   * its value. Undefined when there is no such checkpoint.
-   */
-  async read(
-    threadId: string,
-    namespace: string,
-    checkpointId: string | undefined,
-  ): Promise<CheckpointParts | undefined> {
-    const byId = checkpointId !== undefined;
-    let query = this.#reads.get(byId);
-    if (query === undefined) {
-      query = this.#buildRead(byId);
-      this.#reads.set(byId, query);
-    }
-    const { rows } = await query.execute(this.#store.db, {
-      thread_id: threadId,
-      checkpoint_ns: namespace,
-      checkpoint_id: checkpointId ?? "",
-    });
-    let row: Selectable<CheckpointTable> | undefined;
-    const blobs: Selectable<CheckpointBlobTable>[] = [];
-    const writes: Selectable<CheckpointWriteTable>[] = [];
-    const key = { thread_id: threadId, checkpoint_ns: namespace };
-    for (const part of rows) {
-      if (part.part === 0) {
-        row = {
-          ...key,
-          checkpoint_id: part.checkpoint_id,
-          parent_checkpoint_id: part.parent_checkpoint_id,
-          type: part.type,
-          checkpoint: part.value as Uint8Array,
-          metadata_type: part.metadata_type as string,
-          metadata: part.metadata as Uint8Array,
-          channel_origins: part.channel_origins as string,
-        };
-      } else if (part.part === 1) {
-        blobs.push({
-          ...key,
-          checkpoint_id: part.checkpoint_id,
-          channel: part.channel as string,
-          type: part.type,
-          value: part.value,
-        });
-      } else {
-        writes.push({
-          ...key,
-          checkpoint_id: part.checkpoint_id,
-          task_id: part.task_id as string,
-          idx: part.idx as number,
-          channel: part.channel as string,
-          type: part.type,
-          value: part.value as Uint8Array,
-          task_path: part.task_path as string,
-        });
-      }
-    }
-    return row === undefined ? undefined : { row, blobs, writes };
   }
 
   /**
@@ -267,100 +178,6 @@ export class CheckpointStatements {
       cache.set(name, query);
     }
     return query;
-  }
-
-  #buildRead(byId: boolean): PreparedQuery<ReadArgs, PartRow> {
-    // Untyped: the statement reads its own `c` clause; every table it names goes through kysely, which
-    // puts the store's schema before it.
-    // biome-ignore lint/suspicious/noExplicitAny: the `c` clause is not a table of the schema's types
-    const db = this.#store.db as unknown as Kysely<any>;
-    return new PreparedQuery<ReadArgs, PartRow>((slot) => {
-      const none = (type: string) => sql.raw(`null::${type}`);
-      // Named as text in the branches of the union, where kysely would take it for a table of the schema.
-      const C = sql`c`.as("c");
-      return db
-        .with(
-          (cte) => cte("c").materialized(),
-          (qb) => {
-            let latest = qb
-              .selectFrom("agboss_checkpoints")
-              .selectAll()
-              .where("thread_id", "=", slot("thread_id"))
-              .where("checkpoint_ns", "=", slot("checkpoint_ns"));
-            if (byId) latest = latest.where("checkpoint_id", "=", slot("checkpoint_id"));
-            return latest.orderBy("checkpoint_id", "desc").limit(1);
-          },
-        )
-        .selectFrom("c")
-        .select([
-          sql<number>`0`.as("part"),
-          "c.checkpoint_id",
-          "c.parent_checkpoint_id",
-          "c.type",
-          sql`c.checkpoint`.as("value"),
-          "c.metadata_type",
-          "c.metadata",
-          "c.channel_origins",
-          none("text").as("channel"),
-          none("text").as("task_id"),
-          none("integer").as("idx"),
-          none("text").as("task_path"),
-        ])
-        .unionAll(
-          // Each channel the checkpoint points at, joined to the row that holds its value (an empty
-          // origin names the checkpoint itself).
-          db
-            .selectFrom(C)
-            .crossJoinLateral(sql`jsonb_each_text(c.channel_origins::jsonb)`.as("o"))
-            .innerJoin("agboss_checkpoint_blobs as b", (join) =>
-              join
-                .onRef("b.thread_id", "=", "c.thread_id")
-                .onRef("b.checkpoint_ns", "=", "c.checkpoint_ns")
-                .onRef("b.channel", "=", "o.key")
-                .on(
-                  sql<boolean>`b.checkpoint_id = case when o.value = '' then c.checkpoint_id else o.value end`,
-                ),
-            )
-            .select([
-              sql<number>`1`.as("part"),
-              "b.checkpoint_id",
-              none("text").as("parent_checkpoint_id"),
-              "b.type",
-              "b.value",
-              none("text").as("metadata_type"),
-              none("bytea").as("metadata"),
-              none("text").as("channel_origins"),
-              "b.channel",
-              none("text").as("task_id"),
-              none("integer").as("idx"),
-              none("text").as("task_path"),
-            ]),
-        )
-        .unionAll(
-          db
-            .selectFrom(C)
-            .innerJoin("agboss_checkpoint_writes as w", (join) =>
-              join
-                .onRef("w.thread_id", "=", "c.thread_id")
-                .onRef("w.checkpoint_ns", "=", "c.checkpoint_ns")
-                .onRef("w.checkpoint_id", "=", "c.checkpoint_id"),
-            )
-            .select([
-              sql<number>`2`.as("part"),
-              "w.checkpoint_id",
-              none("text").as("parent_checkpoint_id"),
-              "w.type",
-              "w.value",
-              none("text").as("metadata_type"),
-              none("bytea").as("metadata"),
-              none("text").as("channel_origins"),
-              "w.channel",
-              "w.task_id",
-              "w.idx",
-              "w.task_path",
-            ]),
-        );
-    });
   }
 
   /** The statement, its end as `ending` says (see {@link endWith}). */

@@ -43,9 +43,9 @@ import {
   type WriteOptions,
 } from "../write-transactions.js";
 import { BLOBS_PER_UPSERT, CheckpointQueries, WRITES_PER_INSERT } from "./checkpoint-queries.js";
+import { type CheckpointParts, CheckpointRead } from "./checkpoint-read.js";
 import {
   type BlobRow,
-  type CheckpointParts,
   type CheckpointRow,
   CheckpointStatements,
   type ReachedValue,
@@ -207,6 +207,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   readonly #fence: FenceCheck;
   /** The writes as single statements, where the dialect has data-modifying `with` clauses. */
   readonly #statements: CheckpointStatements | undefined;
+  /** Reads a checkpoint with its values and writes in one statement, where the dialect can. */
+  readonly #read: CheckpointRead | undefined;
   /** Channel origins of recently written checkpoints, oldest first (see {@link #rememberOrigins}). */
   readonly #recentOrigins = new Map<string, ChannelOrigins>();
   /**
@@ -233,6 +235,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     this.#queries = new CheckpointQueries(store);
     this.#fence = new FenceCheck(store);
     this.#statements = store.capabilities.writableCtes ? new CheckpointStatements(store) : undefined;
+    const entries = store.capabilities.jsonObjectEntries;
+    this.#read = entries === undefined ? undefined : new CheckpointRead(store, entries);
     store.transactions?.holdBackFor((fence) => this.#storeHeldUnder(fence));
   }
 
@@ -356,8 +360,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     namespace: string,
     checkpointId: string | undefined,
   ): Promise<CheckpointParts | undefined> {
-    // The checkpoint, its values and its writes in one round trip.
-    if (this.#statements !== undefined) return this.#statements.read(threadId, namespace, checkpointId);
+    if (this.#read !== undefined) return this.#read.read(threadId, namespace, checkpointId);
+    // A dialect that cannot turn the channel origins into rows: the checkpoint, its values, its writes.
     const db = this.#store.db;
     const row =
       checkpointId !== undefined
