@@ -176,6 +176,32 @@ export function heldCheckpointCases(
   );
 
   test(
+    "a pass that goes on from a stored checkpoint deletes it, with its writes and the values nothing points at, even when the put that supersedes it was itself superseded in memory",
+    withStore(async (store, fence) => {
+      const [, , c3] = await passChain(store, fence);
+      expect(await renew(store, fence)).toBe(true);
+      // The next pass of the thread goes on from c3, stored: c4 supersedes it, c5 supersedes c4 before
+      // c4 is stored, and c5's put must still delete c3, its write and the value of c nobody points at.
+      const c4 = checkpoint({ a: "a4", b: "b1", c: "c3" }, { a: 4, b: 1, c: 1 });
+      await store.checkpointer.put(passConfig(fence, c3), c4, META, { a: 4 });
+      const c5 = checkpoint({ a: "a4", b: "b1", c: "c5" }, { a: 4, b: 1, c: 2 });
+      await store.checkpointer.put(passConfig(fence, c4.id), c5, META, { c: 2 });
+      expect(await renew(store, fence)).toBe(true);
+      expect(await stored(store, fence.key)).toEqual({
+        checkpoints: [{ checkpoint_id: c5.id }],
+        blobs: [
+          { checkpoint_id: c3, channel: "b" },
+          { checkpoint_id: c5.id, channel: "a" },
+          { checkpoint_id: c5.id, channel: "c" },
+        ],
+        writes: [],
+      });
+      const latest = await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+      expect(latest?.checkpoint.channel_values).toEqual({ a: "a4", b: "b1", c: "c5" });
+    }),
+  );
+
+  test(
     "a read of the thread finds what the pass holds, stored first",
     withStore(async (store, fence) => {
       const [, , c3] = await passChain(store, fence);

@@ -451,7 +451,6 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
         }),
     );
     const latestOnly = keepsLatestOnly(config);
-    const prune = latestOnly && parentId !== undefined;
     // A pass's put (under its fence, keeping only the latest checkpoint) waits in memory for what
     // needs it stored; one inside a unit of work runs in it, as before.
     const holds = latestOnly && fence !== undefined && this.#holdsBack();
@@ -459,9 +458,19 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     // What this put supersedes before it was stored (its parent, or the parent's pending writes): only
     // the values this one still points at are kept of it (see `HeldCheckpoint`).
     const superseded =
-      held !== undefined && prune && sameFence(held.fence, fence) && held.checkpointId === parentId
+      held !== undefined &&
+      parentId !== undefined &&
+      sameFence(held.fence, fence) &&
+      held.checkpointId === parentId
         ? held
         : undefined;
+    // Its put deletes what it supersedes, unless nothing older of its thread and namespace can be
+    // stored: it has no parent, or the put it replaces in memory deleted nothing either (each put since
+    // the thread's first was superseded before it was stored, as a new thread's pause's are).
+    const prune =
+      latestOnly &&
+      parentId !== undefined &&
+      (superseded?.put === undefined || superseded.put.reached !== undefined);
 
     // A checkpoint's origins never change once written, so they are read before the write, not in it.
     const origins: ChannelOrigins = parentId
@@ -633,8 +642,9 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
           else this.#touch(held);
           return;
         }
-        // Writes against a checkpoint the held one supersedes: its put deletes them.
-        if (held.put?.reached !== undefined && checkpointId < held.checkpointId) return;
+        // Writes against a checkpoint the held one supersedes: its put deletes them, or that checkpoint
+        // was never stored (its put then deletes nothing).
+        if (held.put !== undefined && checkpointId < held.checkpointId) return;
       }
       if (held !== undefined) void this.#storeHeld(held);
       this.#hold({
