@@ -188,6 +188,8 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         return toPause(stored);
       },
       fence,
+      // With `returning` the insert is its one write: the read after it runs only when it wrote nothing.
+      { oneWrite: this.#store.capabilities.supportsReturning },
     );
   }
 
