@@ -1,4 +1,5 @@
-import type { Insertable, OnConflictBuilder, Selectable } from "kysely";
+import { type Insertable, type OnConflictBuilder, type Selectable, sql } from "kysely";
+import { holdsLease } from "../fence-check.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type {
   AgbossDatabase,
@@ -9,6 +10,19 @@ import type {
 import type { StoreDatabase } from "../write-transactions.js";
 
 type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
+type FenceSlots = { fenceKey: string; fenceEpoch: number };
+
+const CHECKPOINT_COLUMNS = [
+  "thread_id",
+  "checkpoint_ns",
+  "checkpoint_id",
+  "parent_checkpoint_id",
+  "type",
+  "checkpoint",
+  "metadata_type",
+  "metadata",
+  "channel_origins",
+] as const;
 type WriteRow = Insertable<CheckpointWriteTable>;
 
 const WRITE_KEY = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"] as const;
@@ -22,6 +36,11 @@ export class CheckpointQueries {
   readonly byId: PreparedQuery<CheckpointKey, Selectable<CheckpointTable>>;
   readonly originsOf: PreparedQuery<CheckpointKey, { channel_origins: string }>;
   readonly upsertCheckpoint: PreparedQuery<Insertable<CheckpointTable>>;
+  /**
+   * {@link upsertCheckpoint} only while the lease row named `fenceKey` carries `fenceEpoch` (see
+   * `FenceCheck.around`): where the transaction locks the whole database, the put's fence check.
+   */
+  readonly upsertFencedCheckpoint: PreparedQuery<Insertable<CheckpointTable> & FenceSlots>;
   readonly writesOf: PreparedQuery<CheckpointKey, Selectable<CheckpointWriteTable>>;
   /** Replaces a write with the same key: for the special channels (negative `idx`), the latest wins. */
   readonly upsertWrite: PreparedQuery<WriteRow>;
@@ -79,6 +98,17 @@ export class CheckpointQueries {
           metadata: slot("metadata"),
           channel_origins: slot("channel_origins"),
         })
+        .onConflict(replaceCheckpoint),
+    );
+    this.upsertFencedCheckpoint = new PreparedQuery((slot) =>
+      db
+        .insertInto("agboss_checkpoints")
+        .columns(CHECKPOINT_COLUMNS)
+        .expression(
+          db
+            .selectNoFrom(CHECKPOINT_COLUMNS.map((column) => sql`${slot(column)}`.as(column)))
+            .where(holdsLease(slot)),
+        )
         .onConflict(replaceCheckpoint),
     );
     this.writesOf = new PreparedQuery((slot) =>

@@ -541,8 +541,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     return this.#write(
       fence,
       failing(failed, async (trx) => {
-        await this.#fence.assert(trx, fence);
-        await this.#queries.upsertCheckpoint.execute(trx, row);
+        await this.#fence.around(trx, fence, async (fenced) => {
+          if (fenced === undefined) return this.#queries.upsertCheckpoint.execute(trx, row);
+          const args = { ...row, fenceKey: fenced.key, fenceEpoch: fenced.epoch };
+          // An upsert writes its row whatever is stored: it writes nothing only when the fence failed.
+          return (await this.#queries.upsertFencedCheckpoint.affected(trx, args)) > 0 ? true : undefined;
+        });
         const rows = blobs.map((blob) => ({
           thread_id: row.thread_id,
           checkpoint_ns: row.checkpoint_ns,

@@ -9,7 +9,7 @@ import type {
   ToolResult,
 } from "@agboss/core/store";
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
-import { FenceCheck } from "../fence-check.js";
+import { FenceCheck, holdsLease } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, typed, withFence } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, PauseTable } from "../schema/agboss-database.js";
@@ -465,13 +465,12 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     return inWriteTransaction(
       this.#store,
       async (trx) => {
-        await this.#fence.assert(trx, fence);
         // The first result stays (a second one would come from a call that ran again): the update writes
         // only where none is stored, and the pause is read only when it wrote nothing.
         const set = { tool_result: toJsonText(result) };
-        const saved = await this.#update(trx, tenantId, pauseId, PauseStatus.Taken, set, {
-          unsetResult: true,
-        });
+        const saved = await this.#fence.around(trx, fence, (fenced) =>
+          this.#update(trx, tenantId, pauseId, PauseStatus.Taken, set, { unsetResult: true, fenced }),
+        );
         if (saved !== undefined) return saved;
         const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
         return row?.status === PauseStatus.Taken ? toPause(row) : undefined;
@@ -539,12 +538,12 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         fence,
       );
     }
-    const change = async (trx: Kysely<AgbossDatabase>) => {
-      await this.#fence.assert(trx, fence);
-      return this.#updateRow(trx, args.tenantId, args.pauseId, args.from, args.set);
-    };
-    // With `returning`, the update is the change's one statement after the fence check's read, and the
-    // last thing in it that can fail: the row is read into a record once the write is done.
+    const change = (trx: Kysely<AgbossDatabase>) =>
+      this.#fence.around(trx, fence, (fenced) =>
+        this.#updateRow(trx, args.tenantId, args.pauseId, args.from, args.set, { fenced }),
+      );
+    // With `returning`, the update is the change's one write (the fence is checked in it, or read
+    // before it) and the last thing in it that can fail: the row is read into a record once it is done.
     const options = { oneWrite: this.#store.capabilities.supportsReturning };
     const changed =
       args.applied === true && fence !== undefined && this.#store.capabilities.groupCommit
@@ -559,7 +558,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     pauseId: string,
     from: PauseStatus,
     set: Updateable<PauseTable>,
-    options: { unsetResult?: boolean } = {},
+    options: { unsetResult?: boolean; fenced?: Fence | undefined } = {},
   ): Promise<PauseRecord | undefined> {
     const row = await this.#updateRow(trx, tenantId, pauseId, from, set, options);
     return row === undefined ? undefined : toPause(row);
@@ -572,14 +571,19 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     pauseId: string,
     from: PauseStatus,
     set: Updateable<PauseTable>,
-    options: { unsetResult?: boolean } = {},
+    options: { unsetResult?: boolean; fenced?: Fence | undefined } = {},
   ): Promise<Selectable<PauseTable> | undefined> {
     const changes = set as Record<string, unknown>;
     const columns = Object.keys(set).filter(
       (column) => changes[column] !== undefined,
     ) as (keyof Updateable<PauseTable> & string)[];
-    const update = this.#updateOf(columns, options.unsetResult === true);
+    const { fenced } = options;
+    const update = this.#updateOf(columns, options.unsetResult === true, fenced !== undefined);
     const args: Record<string, unknown> = { ...set, tenantId, pauseId, from };
+    if (fenced !== undefined) {
+      args.fenceKey = fenced.key;
+      args.fenceEpoch = fenced.epoch;
+    }
     if (this.#store.capabilities.supportsReturning) return update.first(trx, args);
     if ((await update.affected(trx, args)) !== 1) return undefined;
     return this.#byPauseId.first(trx, { tenantId, pauseId });
@@ -643,9 +647,16 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     });
   }
 
-  /** The conditional update of `columns`; with `unsetResult`, only of a pause that keeps no tool result yet. */
-  #updateOf(columns: readonly (keyof Updateable<PauseTable> & string)[], unsetResult: boolean) {
-    const key = `${columns.join(",")}${unsetResult ? "|unset-result" : ""}`;
+  /**
+   * The conditional update of `columns`; with `unsetResult`, only of a pause that keeps no tool result
+   * yet; `fenced`, only while the lease row carries the fence (see `FenceCheck.around`).
+   */
+  #updateOf(
+    columns: readonly (keyof Updateable<PauseTable> & string)[],
+    unsetResult: boolean,
+    fenced: boolean,
+  ) {
+    const key = `${columns.join(",")}${unsetResult ? "|unset-result" : ""}${fenced ? "|fenced" : ""}`;
     let update = this.#updates.get(key);
     if (update === undefined) {
       update = new PreparedQuery((slot) => {
@@ -655,7 +666,8 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
           .where("tenant_id", "=", slot("tenantId") as string)
           .where("pause_id", "=", slot("pauseId") as string)
           .where("status", "=", slot("from") as string);
-        const query = unsetResult ? changed.where("tool_result", "is", null) : changed;
+        const unset = unsetResult ? changed.where("tool_result", "is", null) : changed;
+        const query = fenced ? unset.where(holdsLease(slot)) : unset;
         return this.#store.capabilities.supportsReturning ? query.returningAll() : query;
       });
       this.#updates.set(key, update);
