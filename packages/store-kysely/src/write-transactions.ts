@@ -45,6 +45,20 @@ export interface WriteOptions {
    * a full disk), which then fails every unit the transaction carries, as a failed savepoint would.
    */
   readonly oneWrite?: boolean;
+  /**
+   * Its work runs reads and idempotent writes only (running one twice leaves what running it once
+   * leaves), and what any first few of its writes leave is a state its caller may leave behind (an
+   * execution's record saved and its lease not yet released, say). Where commits are grouped and the
+   * store can tell whether a transaction is still open, it then shares a transaction without a
+   * savepoint, as a {@link oneWrite} unit does: a failing statement undoes itself, and the unit
+   * rejects while the writes before it stay in the commit.
+   */
+  readonly idempotent?: boolean;
+}
+
+/** Whether a unit given `options` may share a grouped transaction without a savepoint of its own. */
+function undoesItself(options: WriteOptions | undefined): boolean {
+  return options?.oneWrite === true || options?.idempotent === true;
 }
 
 interface QueuedWork {
@@ -53,8 +67,8 @@ interface QueuedWork {
   readonly reject: (error: unknown) => void;
   /** Set for a unit run by {@link WriteTransactions.applied}. */
   readonly applied?: AppliedUnit | undefined;
-  /** See {@link WriteOptions.oneWrite}. */
-  readonly oneWrite?: boolean | undefined;
+  /** See {@link WriteOptions.oneWrite} and {@link WriteOptions.idempotent}. */
+  readonly undoesItself?: boolean | undefined;
 }
 
 /** The fences an open write transaction found current (lease key → epoch), and how often it forgot them. */
@@ -203,7 +217,7 @@ export class WriteTransactions {
           work,
           resolve: resolve as (value: unknown) => void,
           reject,
-          oneWrite: options?.oneWrite,
+          undoesItself: undoesItself(options),
         }),
       ),
     );
@@ -256,7 +270,7 @@ export class WriteTransactions {
           ended();
         },
         applied: { fence, resolved: false, ended },
-        oneWrite: options?.oneWrite,
+        undoesItself: undoesItself(options),
       }),
     );
   }
@@ -657,8 +671,8 @@ export class WriteTransactions {
         }
         const unit = group[index] as QueuedWork;
         const shared = done.length > 0;
-        // One write statement undoes itself when it fails (see `WriteOptions.oneWrite`).
-        const savepoint = shared && !(unit.oneWrite === true && this.#inTransaction !== undefined);
+        // A failing statement undoes itself (see `WriteOptions.oneWrite` and `WriteOptions.idempotent`).
+        const savepoint = shared && !(unit.undoesItself === true && this.#inTransaction !== undefined);
         // A unit half run is not for anyone to read.
         this.#readsThrough = false;
         this.#assertNotEnded();

@@ -1,6 +1,6 @@
 import { AsyncResource } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import { LeaseLostError, StoreUnavailableError } from "@agboss/core";
+import { ExecutionStatus, LeaseLostError, StoreUnavailableError } from "@agboss/core";
 import { FENCE_CONFIG_KEY, type Fence, KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
@@ -651,6 +651,70 @@ describe("a unit of one write statement in a shared transaction", () => {
     expect(await store.threads.findByTenantIdAndThreadId("t", "after")).toBe(undefined);
     expect(await store.threads.findByTenantIdAndThreadId("t", "next")).toBeDefined();
     await close();
+  });
+});
+
+describe("an execution's record saved with its lease's release, in a shared transaction", () => {
+  const RELEASE = 'update "agboss_leases" set "expires_at"';
+
+  test("runs without a savepoint: a release that fails rejects the save alone, the record stays in the commit with the others, and the lease is left to lapse", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    let savepoints = 0;
+    let fail = false;
+    const { handle, db } = interceptStatement(
+      path,
+      (sql) => sql.startsWith(RELEASE) || sql === "savepoint agboss_unit",
+      (sql) => {
+        if (sql === "savepoint agboss_unit") {
+          savepoints += 1;
+          return;
+        }
+        if (!fail) return;
+        fail = false;
+        throw Object.assign(new Error("lease release refused (SQLITE_CONSTRAINT)"), {
+          code: "SQLITE_CONSTRAINT",
+        });
+      },
+    );
+    const store = await SqliteStore.open({ database: handle });
+    try {
+      const fence = (await store.leases.acquire({
+        key: "tree",
+        holder: "a",
+        now: 0,
+        ttlMs: 60_000,
+      })) as Fence;
+      const saved = { ...execution("e-1"), status: ExecutionStatus.Completed };
+      // The thread opens the transaction; the save and the release share it behind, and the last
+      // thread after them.
+      let results = await Promise.allSettled([
+        store.threads.save(thread("before")),
+        store.executions.save(execution("e-0"), fence),
+        store.threads.save(thread("after")),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+      const savepointsBefore = savepoints;
+      fail = true;
+      results = await Promise.allSettled([
+        store.threads.save(thread("before-2")),
+        store.executions.save(saved, fence, { release: true }),
+        store.threads.save(thread("after-2")),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(savepoints - savepointsBefore).toBe(1);
+      await store.close();
+      const reopened = await SqliteStore.open({ path });
+      expect((await reopened.executions.findByTenantIdAndExecutionId("t", "e-1"))?.status).toBe(
+        ExecutionStatus.Completed,
+      );
+      expect(await reopened.threads.findByTenantIdAndThreadId("t", "after-2")).toBeDefined();
+      // Not released: its holder's lease still runs, until it lapses.
+      expect(await reopened.leases.acquire({ key: "tree", holder: "b", now: 1, ttlMs: 10 })).toBeUndefined();
+      await reopened.close();
+    } finally {
+      await store.close();
+      db.close();
+    }
   });
 });
 

@@ -127,6 +127,9 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
         }
       },
       fence,
+      // Both are idempotent, and a record saved with its lease left to lapse is a state a holder may
+      // leave behind (as one that dies right after the save does).
+      { idempotent: true },
     );
   }
 
