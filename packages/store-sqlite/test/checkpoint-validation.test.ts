@@ -26,18 +26,18 @@ validate<KyselyCheckpointSaver>({
   destroyCheckpointer,
 });
 
-// The reads a dialect without a JSON table function makes (the checkpoint, its values and its writes
-// apart), exercised on SQLite.
+// The one-statement read a dialect with a JSON table function makes (a SQLite reached over a network,
+// where a statement is a round trip), exercised on a local file with `json_each`.
 validate<KyselyCheckpointSaver>({
-  checkpointerName: "@agboss/store-kysely without jsonObjectEntries, on sqlite",
+  checkpointerName: "@agboss/store-kysely with jsonObjectEntries json_each, on sqlite",
   async createCheckpointer() {
     const db = new Kysely<AgbossDatabase>({
       dialect: new SqliteDialect({ database: new Database(dir.file(`${randomUUID()}.sqlite`)) }),
     });
     const store = new KyselyStore({
       db,
-      capabilities: { ...SQLITE_CAPABILITIES, jsonObjectEntries: undefined },
-      name: "sqlite-reads-apart",
+      capabilities: { ...SQLITE_CAPABILITIES, jsonObjectEntries: "json_each" },
+      name: "sqlite-read-in-one",
       onClose: () => db.destroy(),
     });
     await store.migrate();
