@@ -1,5 +1,5 @@
 import type { Fence } from "@agboss/core/store";
-import { type Expression, type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from "kysely";
+import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from "kysely";
 import {
   FENCE_ASSERTED,
   FENCED,
@@ -10,12 +10,7 @@ import {
   withFence,
 } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
-import type {
-  AgbossDatabase,
-  CheckpointBlobTable,
-  CheckpointTable,
-  CheckpointWriteTable,
-} from "../schema/agboss-database.js";
+import type { AgbossDatabase } from "../schema/agboss-database.js";
 import type { StoreDatabase } from "../write-transactions.js";
 import { replaceCheckpoint } from "./checkpoint-queries.js";
 
