@@ -702,6 +702,9 @@ export class WriteTransactions {
           if (savepoint) await runCompiledOn(connection, ROLLBACK_TO);
           // Without a savepoint, a failure that ended the transaction ends it for every unit.
           else if (this.#inTransaction?.() !== true) throw error;
+          // Without one, writes the unit made before its failing statement stay (see
+          // `WriteOptions.idempotent`): they are not a write reported done, so reads no longer run in it.
+          else onlyApplied = false;
           this.leasesChanged(connection);
           this.#readsThrough = onlyApplied;
         }

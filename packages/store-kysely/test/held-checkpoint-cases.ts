@@ -202,6 +202,39 @@ export function heldCheckpointCases(
   );
 
   test(
+    "a put whose held parent is stored while it waits for the writes before it deletes that parent, even when the parent deleted nothing",
+    withStore(async (store, fence) => {
+      const saver = store.checkpointer;
+      // A serializer that holds one value back until released: the write of it is still in flight when
+      // the next put comes, and that put waits for it.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const dumpsTyped = saver.serde.dumpsTyped.bind(saver.serde);
+      saver.serde.dumpsTyped = async (value: unknown) => {
+        if (value === "slow") await released;
+        return dumpsTyped(value);
+      };
+      const root = checkpoint({ a: "a0" }, { a: 1 });
+      await saver.put(passConfig(fence), root, META, { a: 1 });
+      const writing = saver.putWrites(passConfig(fence, root.id), [["a", "slow"]], "task-1");
+      const c1 = checkpoint({ a: "a1" }, { a: 2 });
+      const putting = saver.put(passConfig(fence, root.id), c1, META, { a: 2 });
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      // The pass's next write stores what is held (the root) while c1's put still waits.
+      expect(await renew(store, fence)).toBe(true);
+      release();
+      await writing;
+      await putting;
+      expect(await renew(store, fence)).toBe(true);
+      const found = await stored(store, fence.key);
+      expect(found.checkpoints).toEqual([{ checkpoint_id: c1.id }]);
+      expect(found.writes).toEqual([]);
+    }),
+  );
+
+  test(
     "a read of the thread finds what the pass holds, stored first",
     withStore(async (store, fence) => {
       const [, , c3] = await passChain(store, fence);

@@ -716,6 +716,59 @@ describe("an execution's record saved with its lease's release, in a shared tran
       db.close();
     }
   });
+  test("after such a save failed, a read waits for the commit instead of running in the transaction: the record left in it was never reported done", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    let commits = 0;
+    let fail = false;
+    const { handle, db } = interceptStatement(
+      path,
+      (sql) => sql.startsWith(RELEASE) || sql === "commit",
+      (sql) => {
+        if (sql === "commit") {
+          commits += 1;
+          return;
+        }
+        if (!fail) return;
+        fail = false;
+        throw Object.assign(new Error("lease release refused (SQLITE_CONSTRAINT)"), {
+          code: "SQLITE_CONSTRAINT",
+        });
+      },
+    );
+    const store = await SqliteStore.open({ database: handle });
+    try {
+      const fence = (await store.leases.acquire({
+        key: "tree",
+        holder: "a",
+        now: 0,
+        ttlMs: 60_000,
+      })) as Fence;
+      await store.pauses.findOrCreate(pause("asked"), fence);
+      const before = commits;
+      // The sent mark resolves once applied: until then, reads run in its transaction and see it.
+      await store.pauses.markSent("t", "asked", fence);
+      fail = true;
+      const record = { ...execution("e-1"), status: ExecutionStatus.Completed };
+      const saving = store.executions.save(record, fence, { release: true });
+      // A checkpoint write behind it resolves once applied, and the transaction waits a turn again.
+      const putting = store.checkpointer.put(passConfig("tree", fence), checkpointNumbered(1), METADATA, {
+        messages: 1,
+      });
+      await expect(saving).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT" });
+      await putting;
+      expect(commits - before).toBe(0);
+      let committedWhenRead: number | undefined;
+      const found = await store.executions.findByTenantIdAndExecutionId("t", "e-1").then((record) => {
+        committedWhenRead = commits - before;
+        return record;
+      });
+      expect(found?.status).toBe(ExecutionStatus.Completed);
+      expect(committedWhenRead).toBe(1);
+    } finally {
+      await store.close();
+      db.close();
+    }
+  });
 });
 
 describe("a read while the open transaction waits a turn", () => {

@@ -499,17 +499,20 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
       channel_origins: JSON.stringify(storedOrigins(origins, checkpoint.id)),
     };
     // The older values the checkpoint still points at, kept when what it supersedes is deleted.
-    const reached = prune
-      ? Object.entries(origins)
-          .filter(([, checkpointId]) => checkpointId !== checkpoint.id)
-          .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }))
-      : undefined;
+    const reachedOf = () =>
+      Object.entries(origins)
+        .filter(([, checkpointId]) => checkpointId !== checkpoint.id)
+        .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }));
+    let reached = prune ? reachedOf() : undefined;
     if (earlierWrites.length > 0) await Promise.allSettled(earlierWrites);
     if (holds && fence !== undefined) {
       // Looked up again: the writes waited for above may have changed what is held.
       const current = this.#held.get(threadId)?.get(namespace);
       if (current !== undefined && current === superseded) this.#drop(current);
       else if (current !== undefined) void this.#storeHeld(current);
+      // What it superseded may have been stored meanwhile (a write or a read of the thread stored it):
+      // then this put deletes it, as any put whose parent is stored does.
+      if (reached === undefined && superseded !== undefined && current !== superseded) reached = reachedOf();
       this.#hold({
         fence,
         threadId,
