@@ -657,16 +657,19 @@ describe("a unit of one write statement in a shared transaction", () => {
 describe("an execution's record saved with its lease's release, in a shared transaction", () => {
   const RELEASE = 'update "agboss_leases" set "expires_at"';
 
-  test("runs without a savepoint: a release that fails rejects the save alone, the record stays in the commit with the others, and the lease is left to lapse", async () => {
-    const path = dir.file(`${randomUUID()}.sqlite`);
-    let savepoints = 0;
+  /**
+   * A store whose next lease release fails (after `failNext`, as a constraint would: the transaction
+   * stays open), with the statements `counted` (a savepoint, or a commit) counted, and a lease on "tree".
+   */
+  async function failingRelease(path: string, counted: string) {
+    let count = 0;
     let fail = false;
     const { handle, db } = interceptStatement(
       path,
-      (sql) => sql.startsWith(RELEASE) || sql === "savepoint agboss_unit",
+      (sql) => sql.startsWith(RELEASE) || sql === counted,
       (sql) => {
-        if (sql === "savepoint agboss_unit") {
-          savepoints += 1;
+        if (sql === counted) {
+          count += 1;
           return;
         }
         if (!fail) return;
@@ -677,13 +680,31 @@ describe("an execution's record saved with its lease's release, in a shared tran
       },
     );
     const store = await SqliteStore.open({ database: handle });
+    const fence = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 60_000 })) as Fence;
+    return {
+      store,
+      fence,
+      counted: () => count,
+      failNext: () => {
+        fail = true;
+      },
+      close: async () => {
+        await store.close();
+        db.close();
+      },
+    };
+  }
+
+  test("runs without a savepoint: a release that fails rejects the save alone, the record stays in the commit with the others, and the lease is left to lapse", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const {
+      store,
+      fence,
+      counted: savepoints,
+      failNext,
+      close,
+    } = await failingRelease(path, "savepoint agboss_unit");
     try {
-      const fence = (await store.leases.acquire({
-        key: "tree",
-        holder: "a",
-        now: 0,
-        ttlMs: 60_000,
-      })) as Fence;
       const saved = { ...execution("e-1"), status: ExecutionStatus.Completed };
       // The thread opens the transaction; the save and the release share it behind, and the last
       // thread after them.
@@ -693,15 +714,15 @@ describe("an execution's record saved with its lease's release, in a shared tran
         store.threads.save(thread("after")),
       ]);
       expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
-      const savepointsBefore = savepoints;
-      fail = true;
+      const savepointsBefore = savepoints();
+      failNext();
       results = await Promise.allSettled([
         store.threads.save(thread("before-2")),
         store.executions.save(saved, fence, { release: true }),
         store.threads.save(thread("after-2")),
       ]);
       expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-      expect(savepoints - savepointsBefore).toBe(1);
+      expect(savepoints() - savepointsBefore).toBe(1);
       await store.close();
       const reopened = await SqliteStore.open({ path });
       expect((await reopened.executions.findByTenantIdAndExecutionId("t", "e-1"))?.status).toBe(
@@ -712,42 +733,24 @@ describe("an execution's record saved with its lease's release, in a shared tran
       expect(await reopened.leases.acquire({ key: "tree", holder: "b", now: 1, ttlMs: 10 })).toBeUndefined();
       await reopened.close();
     } finally {
-      await store.close();
-      db.close();
+      await close();
     }
   });
+
   test("after such a save failed, a read waits for the commit instead of running in the transaction: the record left in it was never reported done", async () => {
-    const path = dir.file(`${randomUUID()}.sqlite`);
-    let commits = 0;
-    let fail = false;
-    const { handle, db } = interceptStatement(
-      path,
-      (sql) => sql.startsWith(RELEASE) || sql === "commit",
-      (sql) => {
-        if (sql === "commit") {
-          commits += 1;
-          return;
-        }
-        if (!fail) return;
-        fail = false;
-        throw Object.assign(new Error("lease release refused (SQLITE_CONSTRAINT)"), {
-          code: "SQLITE_CONSTRAINT",
-        });
-      },
-    );
-    const store = await SqliteStore.open({ database: handle });
+    const {
+      store,
+      fence,
+      counted: commits,
+      failNext,
+      close,
+    } = await failingRelease(dir.file(`${randomUUID()}.sqlite`), "commit");
     try {
-      const fence = (await store.leases.acquire({
-        key: "tree",
-        holder: "a",
-        now: 0,
-        ttlMs: 60_000,
-      })) as Fence;
       await store.pauses.findOrCreate(pause("asked"), fence);
-      const before = commits;
+      const before = commits();
       // The sent mark resolves once applied: until then, reads run in its transaction and see it.
       await store.pauses.markSent("t", "asked", fence);
-      fail = true;
+      failNext();
       const record = { ...execution("e-1"), status: ExecutionStatus.Completed };
       const saving = store.executions.save(record, fence, { release: true });
       // A checkpoint write behind it resolves once applied, and the transaction waits a turn again.
@@ -756,17 +759,16 @@ describe("an execution's record saved with its lease's release, in a shared tran
       });
       await expect(saving).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT" });
       await putting;
-      expect(commits - before).toBe(0);
+      expect(commits() - before).toBe(0);
       let committedWhenRead: number | undefined;
       const found = await store.executions.findByTenantIdAndExecutionId("t", "e-1").then((record) => {
-        committedWhenRead = commits - before;
+        committedWhenRead = commits() - before;
         return record;
       });
       expect(found?.status).toBe(ExecutionStatus.Completed);
       expect(committedWhenRead).toBe(1);
     } finally {
-      await store.close();
-      db.close();
+      await close();
     }
   });
 });

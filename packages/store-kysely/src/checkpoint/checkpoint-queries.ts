@@ -12,7 +12,8 @@ import type { StoreDatabase } from "../write-transactions.js";
 type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
 type FenceSlots = { fenceKey: string; fenceEpoch: number };
 
-const CHECKPOINT_COLUMNS = [
+/** The columns of a checkpoint's row, in the order its inserts name them. */
+export const CHECKPOINT_COLUMNS = [
   "thread_id",
   "checkpoint_ns",
   "checkpoint_id",

@@ -12,7 +12,7 @@ import {
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase } from "../schema/agboss-database.js";
 import type { StoreDatabase } from "../write-transactions.js";
-import { replaceCheckpoint } from "./checkpoint-queries.js";
+import { CHECKPOINT_COLUMNS, replaceCheckpoint } from "./checkpoint-queries.js";
 
 type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
 
@@ -192,17 +192,7 @@ export class CheckpointStatements {
         .with("checkpoint", (qb) =>
           qb
             .insertInto("agboss_checkpoints")
-            .columns([
-              "thread_id",
-              "checkpoint_ns",
-              "checkpoint_id",
-              "parent_checkpoint_id",
-              "type",
-              "checkpoint",
-              "metadata_type",
-              "metadata",
-              "channel_origins",
-            ])
+            .columns(CHECKPOINT_COLUMNS)
             .expression(
               qb
                 .selectNoFrom([

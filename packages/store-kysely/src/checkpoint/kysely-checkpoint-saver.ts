@@ -464,13 +464,6 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
       held.checkpointId === parentId
         ? held
         : undefined;
-    // Its put deletes what it supersedes, unless nothing older of its thread and namespace can be
-    // stored: it has no parent, or the put it replaces in memory deleted nothing either (each put since
-    // the thread's first was superseded before it was stored, as a new thread's pause's are).
-    const prune =
-      latestOnly &&
-      parentId !== undefined &&
-      (superseded?.put === undefined || superseded.put.reached !== undefined);
 
     // A checkpoint's origins never change once written, so they are read before the write, not in it.
     const origins: ChannelOrigins = parentId
@@ -498,21 +491,28 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
       metadata: toBlob(metadataBytes),
       channel_origins: JSON.stringify(storedOrigins(origins, checkpoint.id)),
     };
-    // The older values the checkpoint still points at, kept when what it supersedes is deleted.
-    const reachedOf = () =>
-      Object.entries(origins)
-        .filter(([, checkpointId]) => checkpointId !== checkpoint.id)
-        .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }));
-    let reached = prune ? reachedOf() : undefined;
     if (earlierWrites.length > 0) await Promise.allSettled(earlierWrites);
+    // Looked up again: the writes waited for above may have stored or replaced what is held.
+    const current = holds ? this.#held.get(threadId)?.get(namespace) : undefined;
+    // Its put deletes what it supersedes, unless nothing older of its thread and namespace can be
+    // stored: it has no parent, or it still replaces in memory a put that deleted nothing either (each
+    // put since the thread's first was superseded before it was stored, as a new thread's pause's are).
+    const deletesNothing =
+      parentId === undefined ||
+      (current !== undefined &&
+        current === superseded &&
+        current.put !== undefined &&
+        current.put.reached === undefined);
+    // The older values the checkpoint still points at, kept when what it supersedes is deleted.
+    const reached =
+      latestOnly && !deletesNothing
+        ? Object.entries(origins)
+            .filter(([, checkpointId]) => checkpointId !== checkpoint.id)
+            .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }))
+        : undefined;
     if (holds && fence !== undefined) {
-      // Looked up again: the writes waited for above may have changed what is held.
-      const current = this.#held.get(threadId)?.get(namespace);
       if (current !== undefined && current === superseded) this.#drop(current);
       else if (current !== undefined) void this.#storeHeld(current);
-      // What it superseded may have been stored meanwhile (a write or a read of the thread stored it):
-      // then this put deletes it, as any put whose parent is stored does.
-      if (reached === undefined && superseded !== undefined && current !== superseded) reached = reachedOf();
       this.#hold({
         fence,
         threadId,
