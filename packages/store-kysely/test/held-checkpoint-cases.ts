@@ -301,6 +301,26 @@ export function heldCheckpointCases(
   );
 
   test(
+    "a pass's own read that comes while what it held is being stored waits for that store, and fails with it",
+    withStore(async (store, fence) => {
+      await passChain(store, fence);
+      await store.leases.acquire({
+        key: fence.key,
+        holder: "pass-2",
+        now: Date.now(),
+        ttlMs: TTL_MS,
+        takeOver: true,
+      });
+      // The pass's next write begins storing what it holds (refused: the lease has a new holder); its
+      // read comes before that store has failed, and finds nothing held any more.
+      const renewing = renew(store, fence).catch((error: unknown) => error);
+      await expect(store.checkpointer.getTuple(passConfig(fence))).rejects.toBeInstanceOf(LeaseLostError);
+      await renewing;
+      expect(await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } })).toBeUndefined();
+    }),
+  );
+
+  test(
     "a store that closes stores what its passes hold first: another process opening the database finds it",
     withStore(async (store, fence, reopen) => {
       const [, , c3] = await passChain(store, fence);

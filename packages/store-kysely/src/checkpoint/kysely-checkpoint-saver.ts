@@ -228,6 +228,11 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   readonly #writing = new Map<string, number>();
   /** What a pass wrote last and the store does not hold yet, by thread, then namespace (see {@link HeldCheckpoint}). */
   readonly #held = new Map<string, Map<string, HeldCheckpoint>>();
+  /**
+   * Held entries taken out to be stored and not yet applied, by thread: a read of the thread waits for
+   * them as for what is still held (a timer or another write may have begun storing them just before).
+   */
+  readonly #storing = new Map<string, Set<{ readonly fence: Fence; readonly done: Promise<void> }>>();
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
@@ -750,14 +755,28 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
    */
   #storeDropped(entries: readonly HeldCheckpoint[]): Promise<void> {
     const stored: Promise<void>[] = [];
-    for (const { fence, put, writes } of entries) {
+    for (const { fence, threadId, put, writes } of entries) {
       const failed = (error: unknown) => {
         if (this.#store.capabilities.faultOf?.(error) === undefined) {
           this.#store.transactions?.loseFence(fence, error);
         }
       };
-      if (put !== undefined) stored.push(this.#storePut(fence, put.row, put.blobs, put.reached, failed));
-      for (const task of writes) stored.push(this.#storeWrites(fence, task, failed));
+      const parts: Promise<void>[] = [];
+      if (put !== undefined) parts.push(this.#storePut(fence, put.row, put.blobs, put.reached, failed));
+      for (const task of writes) parts.push(this.#storeWrites(fence, task, failed));
+      const entry = { fence, done: Promise.all(parts).then(() => undefined) };
+      let storing = this.#storing.get(threadId);
+      if (storing === undefined) {
+        storing = new Set();
+        this.#storing.set(threadId, storing);
+      }
+      storing.add(entry);
+      const settled = () => {
+        storing.delete(entry);
+        if (storing.size === 0 && this.#storing.get(threadId) === storing) this.#storing.delete(threadId);
+      };
+      entry.done.then(settled, settled);
+      stored.push(entry.done);
     }
     const all = Promise.all(stored).then(() => undefined);
     // Whoever needs it awaits it; a failure meanwhile is already on the fence.
@@ -786,12 +805,14 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
    * thread as it was before; what another holder held is its own affair.
    */
   async #storeHeldOf(threadId: string, fence: Fence | undefined): Promise<void> {
-    if (!this.#held.has(threadId)) return;
-    const taken = this.#dropAll(() => true, threadId);
-    const own = taken.filter((held) => sameFence(held.fence, fence));
-    const others = taken.filter((held) => !sameFence(held.fence, fence));
-    const stored = [this.#storeDropped(own), this.#storeDropped(others).catch(() => undefined)];
-    await Promise.all(stored);
+    if (this.#held.has(threadId)) void this.#storeDropped(this.#dropAll(() => true, threadId));
+    const storing = this.#storing.get(threadId);
+    if (storing === undefined) return;
+    await Promise.all(
+      [...storing].map((entry) =>
+        sameFence(entry.fence, fence) ? entry.done : entry.done.catch(() => undefined),
+      ),
+    );
   }
 
   /**
