@@ -31,7 +31,12 @@ export interface AppliedBudget {
 
 const fallbacks = new WeakMap<RuntimeServices, BudgetLedgerRepository>();
 const executionBudgets = new WeakMap<RuntimeServices, Map<string, BudgetLimits | null>>();
-const MAX_REMEMBERED = 10_000;
+/**
+ * How many executions' own budgets an app remembers; past it the oldest is dropped (and read from its
+ * record again if a model call of it needs it), so what the process keeps never grows with its executions.
+ * @internal
+ */
+export const MAX_REMEMBERED_BUDGETS = 1_000;
 
 /** The store's ledger; a store without one gets a per-process ledger, and one warning. @internal */
 export function ledgerOf(services: RuntimeServices): BudgetLedgerRepository {
@@ -57,8 +62,17 @@ function remembered(services: RuntimeServices): Map<string, BudgetLimits | null>
     map = new Map();
     executionBudgets.set(services, map);
   }
-  if (map.size > MAX_REMEMBERED) map.clear();
   return map;
+}
+
+/** Remembers one execution's budget, dropping the oldest remembered past {@link MAX_REMEMBERED_BUDGETS}. */
+function remember(map: Map<string, BudgetLimits | null>, key: string, limits: BudgetLimits | null): void {
+  map.delete(key);
+  map.set(key, limits);
+  if (map.size > MAX_REMEMBERED_BUDGETS) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
 }
 
 /**
@@ -71,7 +85,16 @@ export function rememberExecutionBudget(
   rootExecutionId: string,
   limits: BudgetLimits | undefined,
 ): void {
-  remembered(services).set(`${tenantId}/${rootExecutionId}`, limits ?? null);
+  remember(remembered(services), `${tenantId}/${rootExecutionId}`, limits ?? null);
+}
+
+/** The budget remembered for a tree: `null` for none, `undefined` when not remembered. @internal */
+export function rememberedExecutionBudget(
+  services: RuntimeServices,
+  tenantId: string,
+  rootExecutionId: string,
+): BudgetLimits | null | undefined {
+  return remembered(services).get(`${tenantId}/${rootExecutionId}`);
 }
 
 async function executeBudgetOf(services: RuntimeServices, scope: BudgetScope): Promise<BudgetLimits | null> {
@@ -84,7 +107,7 @@ async function executeBudgetOf(services: RuntimeServices, scope: BudgetScope): P
     scope.rootExecutionId,
   );
   const limits = (stored?.record as { budget?: BudgetLimits } | undefined)?.budget ?? null;
-  if (stored !== undefined) map.set(key, limits);
+  if (stored !== undefined) remember(map, key, limits);
   return limits;
 }
 
