@@ -36,6 +36,28 @@ export const joinNodeOf = (launchId: string) => `${launchId}/join`;
 // The error objects branches threw in this process, so the join hands on the very object (keyed by
 // execution, launch and branch). After a restart the join rebuilds an equivalent error instead.
 const thrownByBranch = new Map<string, unknown>();
+/**
+ * How many thrown errors the process keeps for joins still to come, the oldest dropped first: a join
+ * that never runs here (its tree was resumed on another instance, cancelled, or ended first) would
+ * otherwise leave its branches' errors in memory for good. A join whose error was dropped rebuilds an
+ * equivalent one, as after a restart. @internal
+ */
+export const MAX_THROWN_KEPT = 1_000;
+
+/** Keeps a branch's error for its join, dropping the oldest kept past {@link MAX_THROWN_KEPT}. @internal */
+export function keepThrown(key: string, error: unknown): void {
+  thrownByBranch.delete(key);
+  thrownByBranch.set(key, error);
+  if (thrownByBranch.size > MAX_THROWN_KEPT) {
+    const oldest = thrownByBranch.keys().next().value;
+    if (oldest !== undefined) thrownByBranch.delete(oldest);
+  }
+}
+
+/** The error a branch threw in this process, if it is still kept. @internal */
+export function keptThrown(key: string): unknown {
+  return thrownByBranch.get(key);
+}
 // Slots of each running launch: a branch waits for one, and frees it when it ends or pauses.
 const slots = new Map<string, { active: number; waiting: (() => void)[] }>();
 
@@ -190,7 +212,7 @@ export function branchNode(
         withdrawal?.launch?.executionId === executionId && withdrawal.launch.launchId === step.nodeId;
       if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
       if (withdrawn) return record({ ...base, withdrawn: true });
-      thrownByBranch.set(`${executionId}/${step.nodeId}/${task.index}`, error);
+      keepThrown(`${executionId}/${step.nodeId}/${task.index}`, error);
       const e = error as { name?: string; code?: string; message?: string };
       return record({
         ...base,
@@ -222,7 +244,7 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
       failed !== undefined
     ) {
       failure =
-        thrownByBranch.get(`${executionId}/${step.nodeId}/${failed.index}`) ??
+        keptThrown(`${executionId}/${step.nodeId}/${failed.index}`) ??
         new StepFailedError(
           step.nodeId,
           `Branch ${failed.index} (${failed.branch}) failed: ${failed.error?.message ?? ""}`,
