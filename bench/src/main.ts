@@ -13,6 +13,7 @@ import {
 } from "./postgres.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
+import { pendingHeapScenario } from "./scenarios/pending-heap.js";
 import { recoveryScenario } from "./scenarios/recovery.js";
 import { resumeLatencyScenario } from "./scenarios/resume-latency.js";
 import type {
@@ -33,8 +34,12 @@ const SCENARIOS: readonly Scenario[] = [
   pauseResumeScenario,
   resumeLatencyScenario,
   streamOverheadScenario,
+  pendingHeapScenario,
   recoveryScenario,
 ];
+
+/** `pending-heap` weighs the heap at each fifth of its pauses, so it makes at least five. */
+const MARKS_MIN = 5;
 
 /** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first two, `--with-1m` adds 1,000,000. */
 const PENDING_LEVELS = [0, 10_000, 100_000] as const;
@@ -76,6 +81,7 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --with-1m        resume-latency: also a store with 1,000,000 waiting pauses (its seed takes minutes and
                    about 20 GB of disk on SQLite)
   --recover N      recovery: interrupted executions to recover (default 10000)
+  --heap-pauses N  pending-heap: pauses made while the process heap is weighed (default 100000)
   --help           print this`;
 
 interface BenchOptions {
@@ -95,6 +101,7 @@ interface BenchOptions {
   readonly pendingLevels: readonly number[];
   readonly recover: number;
   readonly recoveryResumes: number;
+  readonly heapPauses: number;
 }
 
 function positiveInteger(name: string, raw: string | undefined, fallback: number, min: number): number {
@@ -122,6 +129,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       "skip-100k": { type: "boolean" },
       "with-1m": { type: "boolean" },
       recover: { type: "string" },
+      "heap-pauses": { type: "string" },
       "trace-store": { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -183,6 +191,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     ],
     recover: positiveInteger("recover", values.recover, 10_000, 1),
     recoveryResumes: positiveInteger("resumes", values.resumes, 500, 1),
+    heapPauses: positiveInteger("heap-pauses", values["heap-pauses"], 100_000, MARKS_MIN),
   };
 }
 
@@ -230,6 +239,7 @@ function contextOf(
     resumes: options.resumes,
     recover: options.recover,
     recoveryResumes: options.recoveryResumes,
+    heapPauses: options.heapPauses,
     measure: {
       warmup: options.warmup,
       iterations: options.iterations,
@@ -434,7 +444,9 @@ function resultJson(result: ScenarioResult | SoloScenarioResult, options: BenchO
     const settings =
       result.scenario.id === recoveryScenario.id
         ? { recover: options.recover, resumes: options.recoveryResumes }
-        : { resumes: options.resumes, pendingLevels: options.pendingLevels };
+        : result.scenario.id === pendingHeapScenario.id
+          ? { heapPauses: options.heapPauses }
+          : { resumes: options.resumes, pendingLevels: options.pendingLevels };
     return JSON.stringify({
       ...runJson(options),
       ...settings,

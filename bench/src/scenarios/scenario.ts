@@ -43,6 +43,8 @@ export interface ScenarioContext {
   readonly recover: number;
   /** `recovery`: resumes in the comparison sample. */
   readonly recoveryResumes: number;
+  /** `pending-heap`: how many pauses are made while the heap is weighed. */
+  readonly heapPauses: number;
   /** How pair scenarios are measured (`--iterations`, `--rounds`, …), for a solo scenario that measures two ways of AGBoss the same way. */
   readonly measure: Omit<MeasureOptions, "progress" | "afterWarmup">;
 }
