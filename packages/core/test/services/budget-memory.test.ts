@@ -25,6 +25,17 @@ describe("the budgets an app remembers for its executions", () => {
     expect(rememberedExecutionBudget(services, "t", "e-next")).toEqual(limits);
   });
 
+  test("remembering an execution again makes it the newest: the bound drops the next oldest instead", () => {
+    const services = app();
+    for (let i = 0; i < MAX_REMEMBERED_BUDGETS; i++)
+      rememberExecutionBudget(services, "t", `e-${i}`, undefined);
+    rememberExecutionBudget(services, "t", "e-0", { modelCalls: 5 });
+    rememberExecutionBudget(services, "t", "e-new", undefined);
+    expect(rememberedExecutionBudget(services, "t", "e-0")).toEqual({ modelCalls: 5 });
+    expect(rememberedExecutionBudget(services, "t", "e-1")).toBeUndefined();
+    expect(rememberedExecutionBudget(services, "t", "e-new")).toBeNull();
+  });
+
   test("each app remembers its own", () => {
     const one = app();
     const other = app();
