@@ -101,7 +101,7 @@ export const pendingHeapScenario: SoloScenario = {
   id: "pending-heap",
   title: "process heap per pending pause",
   description:
-    "one app makes --heap-pauses fresh pauses (the refund workflow until its channel pauses it) and the process heap is weighed after forced collections at every fifth of them; bytes per pending pause, target 0.",
+    "one app makes --heap-pauses fresh pauses (the refund workflow until its channel pauses it) and the process heap is weighed after forced collections at twenty points over them; bytes of its object spaces per pending pause, target 0.",
   backends: ["sqlite", "postgres"],
   // 100,000 real executions by default: minutes, so only when named.
   onlyWhenNamed: true,
