@@ -542,11 +542,14 @@ async function main(): Promise<void> {
       : options.backend === "postgres"
         ? tracePostgres()
         : undefined;
-  // Ctrl-C must not leave the run's schemas behind.
-  const onInterrupt = () => {
-    void (server?.close() ?? Promise.resolve()).finally(() => process.exit(130));
+  // Ctrl-C (or a `kill`) must not leave the run's schemas behind.
+  const onInterrupt = (signal: NodeJS.Signals) => {
+    void (server?.close() ?? Promise.resolve()).finally(() => process.exit(signal === "SIGTERM" ? 143 : 130));
   };
-  if (server !== undefined) process.once("SIGINT", onInterrupt);
+  if (server !== undefined) {
+    process.once("SIGINT", onInterrupt);
+    process.once("SIGTERM", onInterrupt);
+  }
   const results: (ScenarioResult | SoloScenarioResult)[] = [];
   try {
     for (const scenario of options.scenarios) {
@@ -558,6 +561,7 @@ async function main(): Promise<void> {
     }
   } finally {
     process.off("SIGINT", onInterrupt);
+    process.off("SIGTERM", onInterrupt);
     await server?.close();
   }
   printTable(
