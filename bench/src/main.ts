@@ -13,7 +13,7 @@ import {
 } from "./postgres.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
-import { pendingHeapScenario } from "./scenarios/pending-heap.js";
+import { HEAP_MARKS, pendingHeapScenario } from "./scenarios/pending-heap.js";
 import { recoveryScenario } from "./scenarios/recovery.js";
 import { resumeLatencyScenario } from "./scenarios/resume-latency.js";
 import type {
@@ -37,9 +37,6 @@ const SCENARIOS: readonly Scenario[] = [
   pendingHeapScenario,
   recoveryScenario,
 ];
-
-/** `pending-heap` weighs the heap at each fifth of its pauses, so it makes at least five. */
-const MARKS_MIN = 5;
 
 /** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first two, `--with-1m` adds 1,000,000. */
 const PENDING_LEVELS = [0, 10_000, 100_000] as const;
@@ -191,7 +188,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     ],
     recover: positiveInteger("recover", values.recover, 10_000, 1),
     recoveryResumes: positiveInteger("resumes", values.resumes, 500, 1),
-    heapPauses: positiveInteger("heap-pauses", values["heap-pauses"], 100_000, MARKS_MIN),
+    heapPauses: positiveInteger("heap-pauses", values["heap-pauses"], 100_000, HEAP_MARKS),
   };
 }
 

@@ -15,8 +15,8 @@ import type { ScenarioContext, SoloResult, SoloScenario } from "./scenario.js";
 // pile up. A pause rests in the store alone, so the heap is to stay where it was: the target is 0 bytes
 // per pending pause.
 
-/** How many weighings follow the baseline, evenly spaced over the pauses. */
-const MARKS = 20;
+/** How many weighings follow the baseline, evenly spaced over the pauses (so `--heap-pauses` is at least this). */
+export const HEAP_MARKS = 20;
 /**
  * Pauses made before the baseline: enough to fill what the app keeps up to a bound (its recent
  * checkpoints' channel origins, its executions' budgets: 1,000 entries each). Half come before a first
@@ -176,8 +176,8 @@ export const pendingHeapScenario: SoloScenario = {
         );
       };
       await weigh();
-      for (let mark = 1; mark <= MARKS; mark++) {
-        const until = base + Math.round((total * mark) / MARKS);
+      for (let mark = 1; mark <= HEAP_MARKS; mark++) {
+        const until = base + Math.round((total * mark) / HEAP_MARKS);
         while (made < until) await pauseOnce();
         await weigh();
       }
@@ -202,7 +202,7 @@ export const pendingHeapScenario: SoloScenario = {
     // above the baseline is given too: what the app holds at most, whatever it is.
     const first = weighings[0] as Weighing;
     const last = weighings.at(-1) as Weighing;
-    const secondHalf = weighings.slice(MARKS / 2);
+    const secondHalf = weighings.slice(HEAP_MARKS / 2);
     const perPause = slope(secondHalf.map((w) => ({ x: w.pending, y: w.objects })));
     const allPerPause = slope(weighings.map((w) => ({ x: w.pending, y: w.objects })));
     const heapSlope = slope(secondHalf.map((w) => ({ x: w.pending, y: w.heapUsed })));

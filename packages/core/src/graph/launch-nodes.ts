@@ -7,6 +7,7 @@ import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
 import type { ExecutionStep } from "../records/execution-record.js";
+import { RecentMap } from "../services/recent-map.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { Clock } from "../time/clock.js";
 import { toMilliseconds } from "../time/duration.js";
@@ -33,9 +34,6 @@ export const branchNodeOf = (launchId: string) => `${launchId}/branch`;
 /** The node a launch joins in. @internal */
 export const joinNodeOf = (launchId: string) => `${launchId}/join`;
 
-// The error objects branches threw in this process, so the join hands on the very object (keyed by
-// execution, launch and branch). After a restart the join rebuilds an equivalent error instead.
-const thrownByBranch = new Map<string, unknown>();
 /**
  * How many thrown errors the process keeps for joins still to come, the oldest dropped first: a join
  * that never runs here (its tree was resumed on another instance, cancelled, or ended first) would
@@ -43,15 +41,13 @@ const thrownByBranch = new Map<string, unknown>();
  * equivalent one, as after a restart. @internal
  */
 export const MAX_THROWN_KEPT = 1_000;
+// The error objects branches threw in this process, so the join hands on the very object (keyed by
+// execution, launch and branch). After a restart the join rebuilds an equivalent error instead.
+const thrownByBranch = new RecentMap<string, unknown>(MAX_THROWN_KEPT);
 
 /** Keeps a branch's error for its join, dropping the oldest kept past {@link MAX_THROWN_KEPT}. @internal */
 export function keepThrown(key: string, error: unknown): void {
-  thrownByBranch.delete(key);
   thrownByBranch.set(key, error);
-  if (thrownByBranch.size > MAX_THROWN_KEPT) {
-    const oldest = thrownByBranch.keys().next().value;
-    if (oldest !== undefined) thrownByBranch.delete(oldest);
-  }
 }
 
 /** The error a branch threw in this process, if it is still kept. @internal */

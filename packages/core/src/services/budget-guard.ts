@@ -10,6 +10,7 @@ import type { WorkflowOptions } from "../components/workflow.js";
 import { componentOf } from "../container/component-registry.js";
 import { LogLevel } from "../logging/logger.js";
 import type { ModelUsage } from "../models/chat-model.js";
+import { RecentMap } from "./recent-map.js";
 import type { RuntimeServices } from "./runtime-services.js";
 
 /** Who a model call spends for. @internal */
@@ -30,7 +31,7 @@ export interface AppliedBudget {
 }
 
 const fallbacks = new WeakMap<RuntimeServices, BudgetLedgerRepository>();
-const executionBudgets = new WeakMap<RuntimeServices, Map<string, BudgetLimits | null>>();
+const executionBudgets = new WeakMap<RuntimeServices, RecentMap<string, BudgetLimits | null>>();
 /**
  * How many executions' own budgets an app remembers; past it the oldest is dropped (and read from its
  * record again if a model call of it needs it), so what the process keeps never grows with its executions.
@@ -56,23 +57,13 @@ export function ledgerOf(services: RuntimeServices): BudgetLedgerRepository {
   return ledger;
 }
 
-function remembered(services: RuntimeServices): Map<string, BudgetLimits | null> {
+function remembered(services: RuntimeServices): RecentMap<string, BudgetLimits | null> {
   let map = executionBudgets.get(services);
   if (map === undefined) {
-    map = new Map();
+    map = new RecentMap(MAX_REMEMBERED_BUDGETS);
     executionBudgets.set(services, map);
   }
   return map;
-}
-
-/** Remembers one execution's budget, dropping the oldest remembered past {@link MAX_REMEMBERED_BUDGETS}. */
-function remember(map: Map<string, BudgetLimits | null>, key: string, limits: BudgetLimits | null): void {
-  map.delete(key);
-  map.set(key, limits);
-  if (map.size > MAX_REMEMBERED_BUDGETS) {
-    const oldest = map.keys().next().value;
-    if (oldest !== undefined) map.delete(oldest);
-  }
 }
 
 /**
@@ -85,7 +76,7 @@ export function rememberExecutionBudget(
   rootExecutionId: string,
   limits: BudgetLimits | undefined,
 ): void {
-  remember(remembered(services), `${tenantId}/${rootExecutionId}`, limits ?? null);
+  remembered(services).set(`${tenantId}/${rootExecutionId}`, limits ?? null);
 }
 
 /** The budget remembered for a tree: `null` for none, `undefined` when not remembered. @internal */
@@ -107,7 +98,7 @@ async function executeBudgetOf(services: RuntimeServices, scope: BudgetScope): P
     scope.rootExecutionId,
   );
   const limits = (stored?.record as { budget?: BudgetLimits } | undefined)?.budget ?? null;
-  if (stored !== undefined) remember(map, key, limits);
+  if (stored !== undefined) map.set(key, limits);
   return limits;
 }
 
