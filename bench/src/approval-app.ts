@@ -186,8 +186,11 @@ export class RefundModelProvider implements ModelProviderHandler {
   }
 }
 
+/** The approval application's name (the SQL tracer finds its statements by it on Postgres). */
+export const APPROVAL_APP_NAME = "bench-approval-application";
+
 @Application({
-  name: "bench-approval-application",
+  name: APPROVAL_APP_NAME,
   workflows: [RefundWorkflow],
   providers: [ManagerInbox, RefundLedger, RefundModelProvider, BenchRefundApprovalChannel],
 })

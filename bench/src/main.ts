@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measurePair, type PhaseSummary, type SideSummary } from "./measure.js";
+import { pairBackend } from "./backends.js";
+import { measurePair, type PhaseSummary, PhaseTimings, type SideSummary } from "./measure.js";
 import {
   DEFAULT_POSTGRES_URL,
   describeUrl,
@@ -18,14 +20,17 @@ import { recoveryScenario } from "./scenarios/recovery.js";
 import { resumeLatencyScenario } from "./scenarios/resume-latency.js";
 import type {
   Backend,
+  OpenedSide,
   PairScenario,
   Scenario,
   ScenarioContext,
+  SideName,
   SoloResult,
   SoloScenario,
   Synchronous,
 } from "./scenarios/scenario.js";
 import { streamOverheadScenario } from "./scenarios/stream-overhead.js";
+import { openSideProcess } from "./side-process.js";
 import { CallTimings, traceSqlite } from "./store-timing.js";
 
 /** Every scenario, in the order they run (`recovery` only when named). */
@@ -37,6 +42,31 @@ const SCENARIOS: readonly Scenario[] = [
   pendingHeapScenario,
   recoveryScenario,
 ];
+
+/** The packages AGBoss's side runs, whose `dist` `--built` needs. */
+const BUILT_PACKAGES = ["core", "store-kysely", "store-sqlite", "store-postgres"] as const;
+const PACKAGES_DIR = fileURLToPath(new URL("../../packages/", import.meta.url));
+
+/** The newest modification time of a file under `dir`, or undefined when there is none. */
+function newestUnder(dir: string): number | undefined {
+  if (!existsSync(dir)) return undefined;
+  let newest: number | undefined;
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const at = statSync(join(entry.parentPath, entry.name)).mtimeMs;
+    if (newest === undefined || at > newest) newest = at;
+  }
+  return newest;
+}
+
+/** The first package `--built` runs whose `dist` is missing or older than its sources, if any. */
+function unbuiltPackage(): string | undefined {
+  return BUILT_PACKAGES.find((name) => {
+    const dist = newestUnder(join(PACKAGES_DIR, name, "dist"));
+    const src = newestUnder(join(PACKAGES_DIR, name, "src"));
+    return dist === undefined || src === undefined || dist < src;
+  });
+}
 
 /** `resume-latency`'s levels of waiting pauses; `--skip-100k` keeps the first two, `--with-1m` adds 1,000,000. */
 const PENDING_LEVELS = [0, 10_000, 100_000] as const;
@@ -70,6 +100,10 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --synchronous S  SQLite only: full (default: both sides commit under FULL, the AGBoss store's own
                    setting), normal on both, or own (each library's own: AGBoss FULL, SqliteSaver NORMAL)
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
+  --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
+                   one of them, not both in one process)
+  --built          with --isolate: AGBoss's packages as built (pnpm build), what an install runs, instead
+                   of their TypeScript sources
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
                    (resume-latency and recovery run on sqlite and postgres only; recovery only when named)
   --resumes N      resume-latency: measured pauses and resumes per store (default 500); recovery: resumes
@@ -91,6 +125,10 @@ interface BenchOptions {
   readonly postgresUrl: string | undefined;
   readonly synchronous: Synchronous;
   readonly traceStore: boolean;
+  /** Pair scenarios: each side in a process of its own. */
+  readonly isolate: boolean;
+  /** With `isolate`: AGBoss's packages from their `dist`, not their sources. */
+  readonly built: boolean;
   readonly scenarios: readonly Scenario[];
   /** Scenarios left out because they do not run on the chosen backend (only when none was named). */
   readonly skipped: readonly Scenario[];
@@ -128,6 +166,8 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       recover: { type: "string" },
       "heap-pauses": { type: "string" },
       "trace-store": { type: "boolean" },
+      isolate: { type: "boolean" },
+      built: { type: "boolean" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -155,6 +195,15 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       "--synchronous is a SQLite setting; on --backend postgres both sides commit under the server's own synchronous_commit",
     );
   }
+  if (values.built === true && values.isolate !== true)
+    throw new Error("--built needs --isolate: the bench's own process runs AGBoss from its sources");
+  if (values.isolate === true && values["trace-store"] === true)
+    throw new Error("--trace-store times the calls made in the bench's own process: leave out --isolate");
+  const unbuilt = values.built === true ? unbuiltPackage() : undefined;
+  if (unbuilt !== undefined)
+    throw new Error(
+      `--built runs AGBoss's packages from their dist, and packages/${unbuilt}/dist is missing or older than its src: run pnpm build first`,
+    );
   if (backend !== "postgres" && values["postgres-url"] !== undefined)
     throw new Error("--postgres-url needs --backend postgres");
   const chosen =
@@ -174,6 +223,8 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
         ? (values["postgres-url"] ?? process.env.AGBOSS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL)
         : undefined,
     traceStore: values["trace-store"] === true,
+    isolate: values.isolate === true,
+    built: values.built === true,
     synchronous: synchronous === "DEFAULT" ? "default" : synchronous,
     iterations: positiveInteger("iterations", values.iterations, 200, 1),
     warmup: positiveInteger("warmup", values.warmup, 100, 0),
@@ -281,18 +332,30 @@ async function runScenario(
     );
   }
   try {
-    const opened = await scenario.open(contextOf(options, dir, trace, undefined, target));
-    const files = opened.files;
+    const context = contextOf(options, dir, trace, undefined, target);
+    const phases = new PhaseTimings();
+    const open = (which: SideName) =>
+      options.isolate
+        ? openSideProcess(scenario, which, context, phases, { built: options.built, progress })
+        : scenario.openSide(context, which, phases);
+    const agboss = await open("agboss");
+    let langgraph: OpenedSide;
+    try {
+      langgraph = await open("langgraph");
+    } catch (error) {
+      await agboss.side.close();
+      throw error;
+    }
+    const files = pairBackend(context, scenario.appName).sqlKeys;
     const sql =
       sqlTimings === undefined || files === undefined
         ? undefined
         : { agboss: sqlTimings(files.agboss), langgraph: sqlTimings(files.langgraph) };
     const afterWarmup = () => {
-      for (const t of [trace?.agboss, trace?.langgraph, sql?.agboss, sql?.langgraph, opened.phases])
-        t?.reset();
+      for (const t of [trace?.agboss, trace?.langgraph, sql?.agboss, sql?.langgraph, phases]) t?.reset();
     };
     try {
-      const pair = await measurePair([opened.agboss, opened.langgraph], {
+      const pair = await measurePair([agboss.side, langgraph.side], {
         ...options,
         progress,
         afterWarmup,
@@ -308,15 +371,19 @@ async function runScenario(
         langgraph: pair.second,
         ratio: pair.ratio,
         ratioByRound: pair.ratioByRound,
-        notes: opened.notes(),
-        phases: opened.phases?.summaries() ?? [],
+        notes: [
+          ...(scenario.notes ?? []),
+          `agboss: ${await agboss.describe()}`,
+          `langgraph: ${await langgraph.describe()}`,
+        ],
+        phases: phases.summaries(),
         breakdown:
           trace === undefined
             ? undefined
             : { agboss: rows(trace.agboss, sql?.agboss), langgraph: rows(trace.langgraph, sql?.langgraph) },
       };
     } finally {
-      await Promise.allSettled([opened.agboss.close(), opened.langgraph.close()]);
+      await Promise.allSettled([agboss.side.close(), langgraph.side.close()]);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -431,6 +498,8 @@ function runJson(options: BenchOptions) {
     chunk: options.chunk,
     backend: options.backend,
     synchronous: options.synchronous,
+    isolate: options.isolate,
+    built: options.built,
     ...(options.postgresUrl === undefined ? {} : { postgres: describeUrl(options.postgresUrl) }),
   };
 }
@@ -526,7 +595,7 @@ async function main(): Promise<void> {
       ? `${options.backend}, synchronous ${options.synchronous}`
       : `postgres at ${describeUrl(server.url)}: ${server.facts}`;
   progress(
-    `AGBoss bench (${settings}): ${options.rounds} rounds × ${options.iterations} executions per side in turns of ${options.chunk}, ${options.warmup} warm-up, node ${process.version}`,
+    `AGBoss bench (${settings}): ${options.rounds} rounds × ${options.iterations} executions per side in turns of ${options.chunk}, ${options.warmup} warm-up, node ${process.version}${options.isolate ? `; each side of a pair in a process of its own, AGBoss ${options.built ? "as built (dist)" : "from its sources"}` : ""}`,
   );
   for (const s of options.skipped) progress(`  (${s.id} runs on ${s.backends.join(" and ")} only: left out)`);
   for (const s of SCENARIOS.filter((x) => x.onlyWhenNamed === true && !options.scenarios.includes(x))) {

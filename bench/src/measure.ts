@@ -6,6 +6,11 @@ export interface BenchSide {
   readonly label: string;
   /** Does one execution, on its own thread, and throws when its result is not the expected one. */
   runOnce(iteration: number): Promise<void>;
+  /**
+   * Runs and times `count` executions from `first` on, where they run (a side in a process of its own
+   * times them there, so the messages to it are not in its figures); without it, {@link runSeries}.
+   */
+  runSeries?(first: number, count: number): Promise<Series>;
   /** Releases what the side opened (database handles, apps). */
   close(): Promise<void>;
 }
@@ -67,15 +72,17 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** What a series of executions took: their sum and each one's wall time, in the order they ran. */
+export interface Series {
+  readonly totalMs: number;
+  readonly latenciesMs: number[];
+}
+
 /**
  * Runs `side` `count` times in a row, one execution at a time, timing each one. `first` numbers the
  * executions so every one gets its own thread across warm-up and rounds.
  */
-export async function runSeries(
-  side: BenchSide,
-  first: number,
-  count: number,
-): Promise<{ totalMs: number; latenciesMs: number[] }> {
+export async function runSeries(side: BenchSide, first: number, count: number): Promise<Series> {
   const latenciesMs: number[] = new Array(count);
   let totalMs = 0;
   for (let i = 0; i < count; i += 1) {
@@ -86,6 +93,11 @@ export async function runSeries(
     totalMs += elapsed;
   }
   return { totalMs, latenciesMs };
+}
+
+/** `count` executions of `side` from `first` on, run and timed where the side runs them. */
+function seriesOf(side: BenchSide, first: number, count: number): Promise<Series> {
+  return side.runSeries?.(first, count) ?? runSeries(side, first, count);
 }
 
 /** Summarises a side's rounds. */
@@ -128,7 +140,7 @@ export async function measurePair(
   const samples: RoundSample[][] = [[], []];
   for (const [index, side] of sides.entries()) {
     progress(`  warm-up  ${side.label} ${options.warmup} executions`);
-    await runSeries(side, next[index] as number, options.warmup);
+    await seriesOf(side, next[index] as number, options.warmup);
     next[index] = (next[index] as number) + options.warmup;
   }
   options.afterWarmup?.();
@@ -144,7 +156,7 @@ export async function measurePair(
     for (let done = 0; done < options.iterations; done += chunk) {
       const count = Math.min(chunk, options.iterations - done);
       for (const index of order) {
-        const series = await runSeries(sides[index] as BenchSide, next[index] as number, count);
+        const series = await seriesOf(sides[index] as BenchSide, next[index] as number, count);
         next[index] = (next[index] as number) + count;
         const into = rounds[index] as (typeof rounds)[number];
         into.totalMs += series.totalMs;
@@ -203,6 +215,17 @@ export class PhaseTimings {
   /** Forgets every sample (after warm-up). */
   reset(): void {
     this.#samples.clear();
+  }
+
+  /** Every sample as `[side, phase, ms]`, forgetting them (a side's process sends them to the runner). */
+  drain(): [string, string, number][] {
+    const drained: [string, string, number][] = [];
+    for (const [key, samples] of this.#samples) {
+      const [side, phase] = key.split("\u0000") as [string, string];
+      for (const ms of samples) drained.push([side, phase, ms]);
+    }
+    this.#samples.clear();
+    return drained;
   }
 
   /** Each side's phases, in the order they were first added. */

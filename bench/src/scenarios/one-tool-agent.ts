@@ -26,10 +26,11 @@ import { type LangGraphCheckpointer, pairBackend } from "../backends.js";
 import type { BenchSide } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
 import { TwoTurnLangChainModel } from "../two-turn-langchain-model.js";
-import type { OpenedScenario, PairScenario, ScenarioContext } from "./scenario.js";
+import type { OpenedSide, PairScenario, ScenarioContext, SideName } from "./scenario.js";
 
 // The work both sides do: the user asks about an order, the model calls the lookup tool once, reads its
 // result and answers with a text. Same prompt, same tool, same input validation, same two model turns.
+const APP_NAME = "bench-application";
 const SYSTEM_PROMPT = "You look up orders and tell the customer where their order is, in one sentence.";
 export const USER_TEXT = "Where is my order o-1001?";
 const ORDER_ID = "o-1001";
@@ -112,7 +113,7 @@ class BenchModelProvider implements ModelProviderHandler {
   }
 }
 
-@Application({ name: "bench-application", workflows: [OrderStatusWorkflow], providers: [BenchModelProvider] })
+@Application({ name: APP_NAME, workflows: [OrderStatusWorkflow], providers: [BenchModelProvider] })
 export class BenchApplication {}
 
 async function openAgboss(store: StoreFactory, timings: CallTimings | undefined): Promise<BenchSide> {
@@ -186,21 +187,17 @@ export const oneToolAgentScenario: PairScenario = {
   description:
     "start → agent → finish; the scripted model calls one tool, then answers (two model turns); each execution on a new thread.",
   backends: ["sqlite", "postgres", "memory"],
-  async open(context: ScenarioContext): Promise<OpenedScenario> {
-    const backend = pairBackend(context, "bench-application");
-    const agboss = await openAgboss(backend.agbossStore, context.trace?.agboss);
-    let checkpointer: LangGraphCheckpointer;
-    try {
-      checkpointer = await backend.openCheckpointer();
-    } catch (error) {
-      await agboss.close();
-      throw error;
+  appName: APP_NAME,
+  async openSide(context: ScenarioContext, which: SideName): Promise<OpenedSide> {
+    const backend = pairBackend(context, APP_NAME);
+    if (which === "agboss") {
+      const side = await openAgboss(backend.agbossStore, context.trace?.agboss);
+      return { side, describe: () => Promise.resolve(backend.agbossDescription) };
     }
+    const checkpointer = await backend.openCheckpointer();
     return {
-      agboss,
-      langgraph: openLangGraph(checkpointer, context.trace?.langgraph),
-      files: backend.sqlKeys,
-      notes: () => [`agboss: ${backend.agbossDescription}`, `langgraph: ${checkpointer.describe()}`],
+      side: openLangGraph(checkpointer, context.trace?.langgraph),
+      describe: () => Promise.resolve(checkpointer.describe()),
     };
   },
 };

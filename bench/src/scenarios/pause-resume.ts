@@ -5,6 +5,7 @@ import { Command, interrupt } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 import {
+  APPROVAL_APP_NAME,
   ApprovalApplication,
   decisionSchema,
   MANAGER,
@@ -21,10 +22,10 @@ import {
   refundRuns,
 } from "../approval-app.js";
 import { type LangGraphCheckpointer, pairBackend } from "../backends.js";
-import { type BenchSide, PhaseTimings } from "../measure.js";
+import type { BenchSide, PhaseTimings } from "../measure.js";
 import type { CallTimings } from "../store-timing.js";
 import { TwoTurnLangChainModel } from "../two-turn-langchain-model.js";
-import type { OpenedScenario, PairScenario, ScenarioContext } from "./scenario.js";
+import type { OpenedSide, PairScenario, ScenarioContext, SideName } from "./scenario.js";
 
 // One round trip: execute → the refund tool's channel pauses the execution → a manager's decision
 // resumes it → the tool runs → the agent answers. Both halves are timed apart (`pause`, `resume`).
@@ -141,27 +142,20 @@ export const pauseResumeScenario: PairScenario = {
   description:
     "execute until the refund tool's channel pauses, then app.resume approves, the tool runs and the agent answers (vs interrupt() + Command({ resume })); a new thread each time.",
   backends: ["sqlite", "postgres", "memory"],
-  async open(context: ScenarioContext): Promise<OpenedScenario> {
-    const backend = pairBackend(context, "bench-approval-application");
-    const phases = new PhaseTimings();
-    const agboss = await openAgboss(backend.agbossStore, context.trace?.agboss, phases);
-    let checkpointer: LangGraphCheckpointer;
-    try {
-      checkpointer = await backend.openCheckpointer();
-    } catch (error) {
-      await agboss.close();
-      throw error;
+  appName: APPROVAL_APP_NAME,
+  notes: [
+    "one execution = one round trip; pause = execute until it rests paused, resume = app.resume / Command({ resume }) until the answer",
+  ],
+  async openSide(context: ScenarioContext, which: SideName, phases: PhaseTimings): Promise<OpenedSide> {
+    const backend = pairBackend(context, APPROVAL_APP_NAME);
+    if (which === "agboss") {
+      const side = await openAgboss(backend.agbossStore, context.trace?.agboss, phases);
+      return { side, describe: () => Promise.resolve(backend.agbossDescription) };
     }
+    const checkpointer = await backend.openCheckpointer();
     return {
-      agboss,
-      langgraph: openLangGraph(checkpointer, context.trace?.langgraph, phases),
-      phases,
-      files: backend.sqlKeys,
-      notes: () => [
-        "one execution = one round trip; pause = execute until it rests paused, resume = app.resume / Command({ resume }) until the answer",
-        `agboss: ${backend.agbossDescription}`,
-        `langgraph: ${checkpointer.describe()}`,
-      ],
+      side: openLangGraph(checkpointer, context.trace?.langgraph, phases),
+      describe: () => Promise.resolve(checkpointer.describe()),
     };
   },
 };

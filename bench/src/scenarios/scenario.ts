@@ -49,22 +49,14 @@ export interface ScenarioContext {
   readonly measure: Omit<MeasureOptions, "progress" | "afterWarmup">;
 }
 
-/** The two sides of a scenario, opened and ready to run. */
-export interface OpenedScenario {
-  readonly agboss: BenchSide;
-  readonly langgraph: BenchSide;
-  /** Facts worth printing after the run, e.g. each database's file, journal mode and sync level. */
-  notes(): readonly string[];
-  /**
-   * Where the SQL tracer files each side's statements, to match SQL timings to sides: the database file
-   * on SQLite, the connections' `application_name` on Postgres; undefined in memory.
-   */
-  readonly files?: { readonly agboss: string; readonly langgraph: string } | undefined;
-  /**
-   * Where a side times the parts of one execution (e.g. `pause` and `resume` of a round trip); the
-   * runner forgets what warm-up put there and prints each part's p50/p99 per side.
-   */
-  readonly phases?: PhaseTimings | undefined;
+/** A side of a pair scenario: AGBoss, or raw LangGraph. */
+export type SideName = "agboss" | "langgraph";
+
+/** One side of a pair scenario, opened and ready to run. */
+export interface OpenedSide {
+  readonly side: BenchSide;
+  /** What it runs on, for the scenario's notes (asked after the run: a database's settings, say). */
+  describe(): Promise<string>;
 }
 
 /** What a {@link SoloScenario} measured: its own table and its figures for `BENCH_RESULT`. */
@@ -91,12 +83,22 @@ interface ScenarioBase {
 }
 
 /**
- * One benchmark: the same work done by AGBoss and by raw LangGraph, measured in the same process by
- * `measurePair` (`one-tool-agent`, `pause-resume`).
+ * One benchmark: the same work done by AGBoss and by raw LangGraph, measured by `measurePair`
+ * (`one-tool-agent`, `pause-resume`), in the bench's process or, with `--isolate`, each side in a
+ * process of its own.
  */
 export interface PairScenario extends ScenarioBase {
   readonly kind: "pair";
-  open(context: ScenarioContext): Promise<OpenedScenario>;
+  /** The AGBoss application's name (where `--trace-store` finds its SQL on Postgres). */
+  readonly appName: string;
+  /** Printed before the sides' own notes. */
+  readonly notes?: readonly string[];
+  /**
+   * Opens one side (its store or checkpointer, then its app or graph) and nothing of the other, so a
+   * process of its own runs that side's code alone. A side that times parts of an execution adds them
+   * to `phases`.
+   */
+  openSide(context: ScenarioContext, which: SideName, phases: PhaseTimings): Promise<OpenedSide>;
 }
 
 /**
