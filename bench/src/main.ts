@@ -202,7 +202,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
   const unbuilt = values.built === true ? unbuiltPackage() : undefined;
   if (unbuilt !== undefined)
     throw new Error(
-      `--built runs AGBoss's packages from their dist, and packages/${unbuilt}/dist is missing or older than its src: run pnpm build first`,
+      `--built runs AGBoss's packages from their dist, and packages/${unbuilt}/dist is missing or older than its src: run pnpm build first (pnpm build --force where turbo's cache kept an older dist)`,
     );
   if (backend !== "postgres" && values["postgres-url"] !== undefined)
     throw new Error("--postgres-url needs --backend postgres");
