@@ -11,4 +11,6 @@ export interface SqliteHandle extends SqliteDatabase {
    * say, the store reads outside its own write transactions through kysely only.
    */
   readonly inTransaction?: boolean;
+  /** Whether the connection is open (better-sqlite3 has it). */
+  readonly open?: boolean;
 }

@@ -1,6 +1,7 @@
 import type { StoreRetryOptions } from "@agboss/store-kysely";
 import type { SqliteHandle } from "./sqlite-handle.js";
 import type { SqliteSynchronous } from "./sqlite-synchronous.js";
+import type { SqliteWalCheckpoints, WalCheckpointTiming } from "./wal-checkpoints.js";
 
 /** How to open a {@link SqliteStore}. Every field is optional. */
 export interface SqliteStoreOptions {
@@ -18,6 +19,15 @@ export interface SqliteStoreOptions {
    * `NORMAL` syncs only at checkpoints and can lose the last commits. Choose `NORMAL` for throughput.
    */
   readonly synchronous?: SqliteSynchronous;
+  /**
+   * Where the write-ahead log is copied back into the file. `background` (default): a worker thread with
+   * a connection of its own does it, from a second after the store opens, so commits never wait for it.
+   * `inline`: the commit that fills the log does, as SQLite does by default. A `database` handle passed
+   * in, or `:memory:`, is always `inline`. Durability is the same either way (see `synchronous`).
+   */
+  readonly walCheckpoints?: SqliteWalCheckpoints;
+  /** When and how often the background thread works (tests shorten it). @internal */
+  readonly walCheckpointTiming?: Partial<WalCheckpointTiming>;
   /**
    * How long a write waits for another connection's lock before failing, in milliseconds. Default 5000.
    * SQLite's own wait, which blocks the thread, is split over the `retry` attempts: each attempt waits

@@ -10,6 +10,7 @@ import type { SqliteHandle } from "./sqlite-handle.js";
 import type { SqliteStoreOptions } from "./sqlite-store-options.js";
 import { SqliteSynchronous } from "./sqlite-synchronous.js";
 import { syncStatementsOf } from "./sync-statements.js";
+import { SqliteWalCheckpoints, WAL_CHECKPOINT_TIMING, WalCheckpointer } from "./wal-checkpoints.js";
 import { acquireWriteGate } from "./write-gates.js";
 
 /** The environment variable that names the default database file. */
@@ -28,19 +29,42 @@ export const SQLITE_PATH_ENV = "AGBOSS_SQLITE_PATH";
 export class SqliteStore extends KyselyStore {
   /** The database file, or `:memory:`. */
   readonly path: string;
+  /** The background checkpoint thread's handle, for a file the store opened itself. */
+  #checkpointer: WalCheckpointer | undefined;
 
   private constructor(config: ConstructorParameters<typeof KyselyStore>[0] & { path: string }) {
     super(config);
     this.path = config.path;
   }
 
+  /**
+   * Where the write-ahead log is checkpointed right now: `background` once the store's thread is up,
+   * `inline` before that, after it stopped, and for a store that never has one (see
+   * `SqliteStoreOptions.walCheckpoints`).
+   */
+  get walCheckpoints(): SqliteWalCheckpoints {
+    return this.#checkpointer?.mode ?? SqliteWalCheckpoints.Inline;
+  }
+
+  /** Why the background checkpoint thread stopped while the store was open, if it did. */
+  get walCheckpointFailure(): string | undefined {
+    return this.#checkpointer?.failure;
+  }
+
   /** Opens (creating if need be) and migrates the database. */
   static async open(options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    const checkpoints = options.walCheckpoints ?? SqliteWalCheckpoints.Background;
+    if (checkpoints !== SqliteWalCheckpoints.Background && checkpoints !== SqliteWalCheckpoints.Inline) {
+      throw new TypeError(
+        `walCheckpoints must be "background" or "inline", not ${JSON.stringify(checkpoints)}.`,
+      );
+    }
     const owned = options.database === undefined;
     const database = options.database ?? openDatabase(defaultPath(options));
     const path = database.name;
     database.pragma("journal_mode = WAL");
-    database.pragma(`synchronous = ${options.synchronous ?? SqliteSynchronous.Full}`);
+    const synchronous = options.synchronous ?? SqliteSynchronous.Full;
+    database.pragma(`synchronous = ${synchronous}`);
     database.pragma("foreign_keys = ON");
     // SQLite's busy wait blocks the thread: each attempt takes its share, the retries wait in between.
     const { attempts } = storeRetryPolicy(options.retry);
@@ -48,7 +72,10 @@ export class SqliteStore extends KyselyStore {
     database.pragma(`busy_timeout = ${Math.ceil(busyTimeoutMs / attempts)}`);
 
     const inMemory = path === ":memory:" || path === "";
-    const gate = acquireWriteGate(inMemory ? `memory:${randomUUID()}` : realpathSync(path));
+    const file = inMemory ? `memory:${randomUUID()}` : realpathSync(path);
+    const gate = acquireWriteGate(file);
+    // Started once the file is migrated; a handle passed in keeps SQLite's own checkpoints.
+    let checkpointer: WalCheckpointer | undefined;
     const statements = cacheStatements(database);
     const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database: statements }) });
     const store = new SqliteStore({
@@ -63,6 +90,7 @@ export class SqliteStore extends KyselyStore {
       syncIdle:
         typeof database.inTransaction === "boolean" ? () => database.inTransaction === false : undefined,
       onClose: async () => {
+        await checkpointer?.stop();
         gate.release();
         if (owned) await db.destroy();
       },
@@ -72,6 +100,13 @@ export class SqliteStore extends KyselyStore {
     } catch (error) {
       await store.close();
       throw error;
+    }
+    if (owned && !inMemory && checkpoints === SqliteWalCheckpoints.Background) {
+      checkpointer = new WalCheckpointer(database, file, synchronous, {
+        ...WAL_CHECKPOINT_TIMING,
+        ...options.walCheckpointTiming,
+      });
+      store.#checkpointer = checkpointer;
     }
     return store;
   }
