@@ -46,12 +46,14 @@ export function pairBackend(context: ScenarioContext, appName: string): PairBack
     case "sqlite": {
       const agbossPath = join(context.dir, "agboss.sqlite");
       const langgraphPath = join(context.dir, "langgraph.sqlite");
-      const { synchronous } = context;
+      const { synchronous, walCheckpoints } = context;
       return {
         agbossStore: sqliteStore(
-          synchronous === "default" ? { path: agbossPath } : { path: agbossPath, synchronous },
+          synchronous === "default"
+            ? { path: agbossPath, walCheckpoints }
+            : { path: agbossPath, synchronous, walCheckpoints },
         ),
-        agbossDescription: `sqliteStore at ${agbossPath} (synchronous=${synchronous === "default" ? "FULL, the store's default" : synchronous})`,
+        agbossDescription: `sqliteStore at ${agbossPath} (synchronous=${synchronous === "default" ? "FULL, the store's default" : synchronous}, WAL checkpoints ${walCheckpoints})`,
         openCheckpointer: () => {
           const saver = SqliteSaver.fromConnString(langgraphPath);
           if (synchronous !== "default") saver.db.pragma(`synchronous = ${synchronous}`);

@@ -28,6 +28,7 @@ import type {
   SoloResult,
   SoloScenario,
   Synchronous,
+  WalCheckpoints,
 } from "./scenarios/scenario.js";
 import { streamOverheadScenario } from "./scenarios/stream-overhead.js";
 import { openSideProcess } from "./side-process.js";
@@ -99,6 +100,9 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
                    ${DEFAULT_POSTGRES_URL})
   --synchronous S  SQLite only: full (default: both sides commit under FULL, the AGBoss store's own
                    setting), normal on both, or own (each library's own: AGBoss FULL, SqliteSaver NORMAL)
+  --wal-checkpoints W  SQLite only: where AGBoss's store copies its log into the file: background (default,
+                   the store's own: on a thread of its own) or inline (in the commit that fills it, as
+                   SqliteSaver's connection does)
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
                    one of them, not both in one process)
@@ -110,7 +114,7 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
                    in the normal-resume sample it compares with (default 500)
   --skip-100k      resume-latency: only the stores with 0 and 10,000 waiting pauses (a quick run)
   --with-1m        resume-latency: also a store with 1,000,000 waiting pauses (its seed takes minutes and
-                   about 20 GB of disk on SQLite)
+                   about 11 GB of disk on SQLite)
   --recover N      recovery: interrupted executions to recover (default 10000)
   --heap-pauses N  pending-heap: pauses made while the process heap is weighed (default 100000)
   --help           print this`;
@@ -124,6 +128,7 @@ interface BenchOptions {
   /** With `--backend postgres`: the server both sides use. */
   readonly postgresUrl: string | undefined;
   readonly synchronous: Synchronous;
+  readonly walCheckpoints: WalCheckpoints;
   readonly traceStore: boolean;
   /** Pair scenarios: each side in a process of its own. */
   readonly isolate: boolean;
@@ -159,6 +164,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       backend: { type: "string" },
       "postgres-url": { type: "string" },
       synchronous: { type: "string" },
+      "wal-checkpoints": { type: "string" },
       scenario: { type: "string", multiple: true },
       resumes: { type: "string" },
       "skip-100k": { type: "boolean" },
@@ -195,6 +201,11 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       "--synchronous is a SQLite setting; on --backend postgres both sides commit under the server's own synchronous_commit",
     );
   }
+  const walCheckpoints = values["wal-checkpoints"] ?? "background";
+  if (walCheckpoints !== "background" && walCheckpoints !== "inline")
+    throw new Error(`--wal-checkpoints must be background or inline, got "${walCheckpoints}"`);
+  if (backend !== "sqlite" && values["wal-checkpoints"] !== undefined)
+    throw new Error("--wal-checkpoints is a setting of the SQLite store: it needs --backend sqlite");
   if (values.built === true && values.isolate !== true)
     throw new Error("--built needs --isolate: the bench's own process runs AGBoss from its sources");
   if (values.isolate === true && values["trace-store"] === true)
@@ -226,6 +237,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     isolate: values.isolate === true,
     built: values.built === true,
     synchronous: synchronous === "DEFAULT" ? "default" : synchronous,
+    walCheckpoints,
     iterations: positiveInteger("iterations", values.iterations, 200, 1),
     warmup: positiveInteger("warmup", values.warmup, 100, 0),
     rounds: positiveInteger("rounds", values.rounds, 3, 1),
@@ -281,6 +293,7 @@ function contextOf(
     postgres,
     postgresServer,
     synchronous: options.synchronous,
+    walCheckpoints: options.walCheckpoints,
     progress,
     trace,
     pendingLevels: options.pendingLevels,
@@ -498,6 +511,7 @@ function runJson(options: BenchOptions) {
     chunk: options.chunk,
     backend: options.backend,
     synchronous: options.synchronous,
+    ...(options.backend === "sqlite" ? { walCheckpoints: options.walCheckpoints } : {}),
     isolate: options.isolate,
     built: options.built,
     ...(options.postgresUrl === undefined ? {} : { postgres: describeUrl(options.postgresUrl) }),
@@ -592,7 +606,7 @@ async function main(): Promise<void> {
   }
   const settings =
     server === undefined
-      ? `${options.backend}, synchronous ${options.synchronous}`
+      ? `${options.backend}, synchronous ${options.synchronous}${options.backend === "sqlite" ? `, AGBoss's WAL checkpoints ${options.walCheckpoints}` : ""}`
       : `postgres at ${describeUrl(server.url)}: ${server.facts}`;
   progress(
     `AGBoss bench (${settings}): ${options.rounds} rounds × ${options.iterations} executions per side in turns of ${options.chunk}, ${options.warmup} warm-up, node ${process.version}${options.isolate ? `; each side of a pair in a process of its own, AGBoss ${options.built ? "as built (dist)" : "from its sources"}` : ""}`,

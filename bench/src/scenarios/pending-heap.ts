@@ -130,7 +130,7 @@ export const pendingHeapScenario: SoloScenario = {
     } else {
       const path = join(context.dir, "pending-heap.sqlite");
       const synchronous = context.synchronous === "default" ? "FULL" : context.synchronous;
-      store = sqliteStore({ path, synchronous });
+      store = sqliteStore({ path, synchronous, walCheckpoints: context.walCheckpoints });
       countPending = async () => {
         const database = new Database(path, { readonly: true });
         try {

@@ -5,6 +5,9 @@ import type { CallTimings } from "../store-timing.js";
 /** Where a scenario's sides keep their state. */
 export type Backend = "sqlite" | "memory" | "postgres";
 
+/** Where AGBoss's SQLite store copies its write-ahead log back into the file. */
+export type WalCheckpoints = "background" | "inline";
+
 /** SQLite's durability setting for a run. */
 export type Synchronous = "default" | "NORMAL" | "FULL";
 
@@ -27,6 +30,8 @@ export interface ScenarioContext {
    * SqliteSaver: better-sqlite3's WAL default, NORMAL).
    */
   readonly synchronous: Synchronous;
+  /** SQLite: where AGBoss's store checkpoints its log (`--wal-checkpoints`; the store's default: background). */
+  readonly walCheckpoints: WalCheckpoints;
   readonly progress: (line: string) => void;
   /** With `--trace-store`: where each side's store (or checkpointer) calls are timed. */
   readonly trace?: { readonly agboss: CallTimings; readonly langgraph: CallTimings } | undefined;
