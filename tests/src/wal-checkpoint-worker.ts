@@ -14,7 +14,13 @@ const store = await SqliteStore.open({
   path,
   walCheckpointTiming: { startAfterMs: 0, intervalMs: 5, restartPages: 64 },
 });
-while (store.walCheckpoints !== SqliteWalCheckpoints.Background) await sleep(5);
+for (let waited = 0; store.walCheckpoints !== SqliteWalCheckpoints.Background; waited += 5) {
+  if (waited > 20_000)
+    throw new Error(
+      `the checkpoint thread did not come up: ${store.walCheckpointFailure ?? "no reason given"}`,
+    );
+  await sleep(5);
+}
 await sql`create table if not exists filler (id integer primary key, value blob not null)`.execute(store.db);
 const page = (n: number) => Buffer.alloc(4096, n % 251);
 

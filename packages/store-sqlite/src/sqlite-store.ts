@@ -10,7 +10,7 @@ import type { SqliteHandle } from "./sqlite-handle.js";
 import type { SqliteStoreOptions } from "./sqlite-store-options.js";
 import { SqliteSynchronous } from "./sqlite-synchronous.js";
 import { syncStatementsOf } from "./sync-statements.js";
-import { SqliteWalCheckpoints, WAL_CHECKPOINT_TIMING, WalCheckpointer } from "./wal-checkpoints.js";
+import { SqliteWalCheckpoints, WalCheckpointer } from "./wal-checkpoints.js";
 import { acquireWriteGate } from "./write-gates.js";
 
 /** The environment variable that names the default database file. */
@@ -62,7 +62,7 @@ export class SqliteStore extends KyselyStore {
     const owned = options.database === undefined;
     const database = options.database ?? openDatabase(defaultPath(options));
     const path = database.name;
-    database.pragma("journal_mode = WAL");
+    const journal = String(database.pragma("journal_mode = WAL", { simple: true })).toLowerCase();
     const synchronous = options.synchronous ?? SqliteSynchronous.Full;
     database.pragma(`synchronous = ${synchronous}`);
     database.pragma("foreign_keys = ON");
@@ -101,11 +101,9 @@ export class SqliteStore extends KyselyStore {
       await store.close();
       throw error;
     }
-    if (owned && !inMemory && checkpoints === SqliteWalCheckpoints.Background) {
-      checkpointer = new WalCheckpointer(database, file, synchronous, {
-        ...WAL_CHECKPOINT_TIMING,
-        ...options.walCheckpointTiming,
-      });
+    // Only a log to copy: a file SQLite would not put in WAL mode keeps its rollback journal.
+    if (owned && !inMemory && journal === "wal" && checkpoints === SqliteWalCheckpoints.Background) {
+      checkpointer = new WalCheckpointer(database, file, synchronous, options.walCheckpointTiming);
       store.#checkpointer = checkpointer;
     }
     return store;

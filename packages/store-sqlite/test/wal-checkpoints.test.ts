@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, readlinkSync, renameSync, statSync } from "n
 import { endianness } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { afterAll, describe, expect, test } from "vitest";
 import { SqliteStore, SqliteWalCheckpoints } from "../src/index.js";
 import { WalCheckpointer } from "../src/wal-checkpoints.js";
@@ -47,6 +47,9 @@ function walIndex(path: string): { frames: number; backfilled: number } {
   return { frames: u32(16), backfilled: u32(96) };
 }
 
+/** Where `/proc/self/fd` tells which files the process holds open. */
+const onLinux = process.platform === "linux";
+
 /** The file descriptors this process holds on `file` (its log and shared memory included). */
 function descriptorsOn(file: string): number {
   return readdirSync("/proc/self/fd").filter((fd) => {
@@ -70,8 +73,10 @@ describe("SqliteStore background WAL checkpoints", () => {
     await until(() => store.walCheckpoints === SqliteWalCheckpoints.Background, "the thread is up");
     expect(await autocheckpoint(store)).toBe(100_000);
     await writePages(store, 200);
+    // Where a copy caught up between two commits, the next one started the log over: what is in it
+    // now is what was written since, all of it copied once the thread has had its next look.
     await until(() => walIndex(path).backfilled === walIndex(path).frames, "the thread caught up");
-    expect(walIndex(path).frames).toBeGreaterThanOrEqual(400);
+    expect(walIndex(path).frames).toBeGreaterThan(0);
     expect(store.walCheckpointFailure).toBeUndefined();
     await store.close();
     const reader = new Database(path, { readonly: true });
@@ -107,19 +112,19 @@ describe("SqliteStore background WAL checkpoints", () => {
     await until(() => store.walCheckpoints === SqliteWalCheckpoints.Background, "the thread is up");
     await writePages(store, 20);
     // The store's connection and the thread's each hold the file, its log and its shared memory.
-    expect(descriptorsOn(path)).toBeGreaterThanOrEqual(4);
+    if (onLinux) expect(descriptorsOn(path)).toBeGreaterThanOrEqual(4);
     await store.close();
     expect(store.walCheckpoints).toBe(SqliteWalCheckpoints.Inline);
-    expect(descriptorsOn(path)).toBe(0);
+    if (onLinux) expect(descriptorsOn(path)).toBe(0);
   });
 
   test("a store closed before its thread starts never starts one", async () => {
     const path = dir.file("short.sqlite");
     const store = await SqliteStore.open({ path, walCheckpointTiming: { ...QUICK, startAfterMs: 30 } });
     await store.close();
-    await sleep(60);
+    await sleep(200);
     expect(store.walCheckpoints).toBe(SqliteWalCheckpoints.Inline);
-    expect(descriptorsOn(path)).toBe(0);
+    if (onLinux) expect(descriptorsOn(path)).toBe(0);
   });
 
   test("when the thread cannot open the file, the store's commits checkpoint inline again", async () => {
@@ -137,7 +142,7 @@ describe("SqliteStore background WAL checkpoints", () => {
 
   test("when the thread dies, the connection checkpoints inline again", async () => {
     const path = dir.file("thread-dies.sqlite");
-    (await SqliteStore.open({ path, walCheckpoints: SqliteWalCheckpoints.Inline })).close();
+    await (await SqliteStore.open({ path, walCheckpoints: SqliteWalCheckpoints.Inline })).close();
     const handle = new Database(path);
     const checkpointer = new WalCheckpointer(handle, path, "FULL", QUICK);
     await until(() => checkpointer.mode === SqliteWalCheckpoints.Background, "the thread is up");
@@ -148,6 +153,25 @@ describe("SqliteStore background WAL checkpoints", () => {
     expect(checkpointer.failure).toBe("the checkpoint thread exited");
     await checkpointer.stop();
     handle.close();
+  });
+
+  test("a connection busy streaming rows when the thread comes up gets its threshold once it is free", async () => {
+    const path = dir.file("streaming.sqlite");
+    const store = await SqliteStore.open({ path, walCheckpointTiming: { ...QUICK, startAfterMs: 20 } });
+    await writePages(store, 6);
+    // The rows come one at a time, the statement open on the store's connection all the while: the
+    // thread comes up meanwhile, and its threshold cannot be set then.
+    const db = store.db as unknown as Kysely<{ filler: { id: number } }>;
+    let streamed = 0;
+    for await (const _row of db.selectFrom("filler").select("id").stream(1)) {
+      streamed += 1;
+      await sleep(50);
+    }
+    expect(streamed).toBe(6);
+    expect(store.walCheckpoints).toBe(SqliteWalCheckpoints.Background);
+    await sleep(50);
+    expect(await autocheckpoint(store)).toBe(RESTART_PAGES);
+    await store.close();
   });
 
   test("inline on request, for a handle passed in, and in memory: no thread, SQLite's own checkpoints", async () => {
@@ -165,7 +189,7 @@ describe("SqliteStore background WAL checkpoints", () => {
       expect(await autocheckpoint(store)).toBe(1000);
       await store.close();
     }
-    expect(descriptorsOn(dir.file("inline.sqlite"))).toBe(0);
+    if (onLinux) expect(descriptorsOn(dir.file("inline.sqlite"))).toBe(0);
     handle.close();
   });
 
