@@ -1,3 +1,4 @@
+import type { SqliteWalCheckpoints } from "@agboss/store-sqlite";
 import type { BenchSide, MeasureOptions, PhaseTimings } from "../measure.js";
 import type { PostgresServer, PostgresTarget } from "../postgres.js";
 import type { CallTimings } from "../store-timing.js";
@@ -5,8 +6,8 @@ import type { CallTimings } from "../store-timing.js";
 /** Where a scenario's sides keep their state. */
 export type Backend = "sqlite" | "memory" | "postgres";
 
-/** Where AGBoss's SQLite store copies its write-ahead log back into the file. */
-export type WalCheckpoints = "background" | "inline";
+/** Where AGBoss's SQLite store copies its write-ahead log back into the file (the store's own setting). */
+export type WalCheckpoints = SqliteWalCheckpoints;
 
 /** SQLite's durability setting for a run. */
 export type Synchronous = "default" | "NORMAL" | "FULL";

@@ -74,8 +74,6 @@ export class SqliteStore extends KyselyStore {
     const inMemory = path === ":memory:" || path === "";
     const file = inMemory ? `memory:${randomUUID()}` : realpathSync(path);
     const gate = acquireWriteGate(file);
-    // Started once the file is migrated; a handle passed in keeps SQLite's own checkpoints.
-    let checkpointer: WalCheckpointer | undefined;
     const statements = cacheStatements(database);
     const db = new Kysely<AgbossDatabase>({ dialect: new SqliteDialect({ database: statements }) });
     const store = new SqliteStore({
@@ -90,7 +88,7 @@ export class SqliteStore extends KyselyStore {
       syncIdle:
         typeof database.inTransaction === "boolean" ? () => database.inTransaction === false : undefined,
       onClose: async () => {
-        await checkpointer?.stop();
+        await store.#checkpointer?.stop();
         gate.release();
         if (owned) await db.destroy();
       },
@@ -101,10 +99,10 @@ export class SqliteStore extends KyselyStore {
       await store.close();
       throw error;
     }
-    // Only a log to copy: a file SQLite would not put in WAL mode keeps its rollback journal.
+    // Started once the file is migrated, and only where there is a log to copy: a handle passed in keeps
+    // SQLite's own checkpoints, and a file SQLite would not put in WAL mode keeps its rollback journal.
     if (owned && !inMemory && journal === "wal" && checkpoints === SqliteWalCheckpoints.Background) {
-      checkpointer = new WalCheckpointer(database, file, synchronous, options.walCheckpointTiming);
-      store.#checkpointer = checkpointer;
+      store.#checkpointer = new WalCheckpointer(database, file, synchronous, options.walCheckpointTiming);
     }
     return store;
   }

@@ -193,7 +193,12 @@ export class WalCheckpointer {
     // The thread never keeps the process alive.
     worker.unref();
     this.#worker = worker;
-    this.#exited = new Promise((resolve) => worker.once("exit", () => resolve()));
+    this.#exited = new Promise((resolve) =>
+      worker.once("exit", () => {
+        this.#fellBack(this.#failure ?? "the checkpoint thread exited");
+        resolve();
+      }),
+    );
     worker.on("message", (message: FromCheckpointer) => {
       if (message.type === "ready") {
         if (this.#stopped) return;
@@ -204,9 +209,6 @@ export class WalCheckpointer {
       }
     });
     worker.on("error", (error) => this.#fellBack(error.message));
-    worker.once("exit", () => {
-      if (!this.#stopped) this.#fellBack(this.#failure ?? "the checkpoint thread exited");
-    });
   }
 
   /** The thread is gone while the store is open: commits checkpoint inline again. */
