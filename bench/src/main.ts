@@ -105,7 +105,7 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
                    SqliteSaver's connection does)
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
-                   one of them, not both in one process)
+                   one of them, not both in one process); refused when only solo scenarios would run
   --built          with --isolate: AGBoss's packages as built (pnpm build), what an install runs, instead
                    of their TypeScript sources
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
@@ -210,11 +210,6 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     throw new Error("--built needs --isolate: the bench's own process runs AGBoss from its sources");
   if (values.isolate === true && values["trace-store"] === true)
     throw new Error("--trace-store times the calls made in the bench's own process: leave out --isolate");
-  const unbuilt = values.built === true ? unbuiltPackage() : undefined;
-  if (unbuilt !== undefined)
-    throw new Error(
-      `--built runs AGBoss's packages from their dist, and packages/${unbuilt}/dist is missing or older than its src: run pnpm build first (pnpm build --force where turbo's cache kept an older dist)`,
-    );
   if (backend !== "postgres" && values["postgres-url"] !== undefined)
     throw new Error("--postgres-url needs --backend postgres");
   const chosen =
@@ -227,6 +222,17 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       `${unsupported.map((s) => s.id).join(", ")} does not run on --backend ${backend} (only on ${unsupported[0]?.backends.join(", ")})`,
     );
   }
+  const running = chosen.filter((s) => s.backends.includes(backend));
+  if (values.isolate === true && running.length > 0 && !running.some((s) => s.kind === "pair")) {
+    throw new Error(
+      `--isolate gives each side of a pair scenario a process of its own, and ${running.map((s) => s.id).join(", ")} ${running.length === 1 ? "is a solo scenario, which runs" : "are solo scenarios, which run"} in the bench's process: leave out --isolate (and --built), or name a pair scenario (${SCENARIOS.filter((s) => s.kind === "pair").map((s) => s.id).join(", ")})`,
+    );
+  }
+  const unbuilt = values.built === true ? unbuiltPackage() : undefined;
+  if (unbuilt !== undefined)
+    throw new Error(
+      `--built runs AGBoss's packages from their dist, and packages/${unbuilt}/dist is missing or older than its src: run pnpm build first (pnpm build --force where turbo's cache kept an older dist)`,
+    );
   return {
     backend,
     postgresUrl:
@@ -242,7 +248,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     warmup: positiveInteger("warmup", values.warmup, 100, 0),
     rounds: positiveInteger("rounds", values.rounds, 3, 1),
     chunk: positiveInteger("chunk", values.chunk, 10, 1),
-    scenarios: chosen.filter((s) => s.backends.includes(backend)),
+    scenarios: running,
     skipped: unsupported,
     resumes: positiveInteger("resumes", values.resumes, 500, 1),
     pendingLevels: [
