@@ -224,8 +224,11 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
   }
   const running = chosen.filter((s) => s.backends.includes(backend));
   if (values.isolate === true && running.length > 0 && !running.some((s) => s.kind === "pair")) {
+    const solo = running.map((s) => s.id).join(", ");
+    const pairs = SCENARIOS.filter((s) => s.kind === "pair").map((s) => s.id);
+    const are = running.length === 1 ? "is a solo scenario, which runs" : "are solo scenarios, which run";
     throw new Error(
-      `--isolate gives each side of a pair scenario a process of its own, and ${running.map((s) => s.id).join(", ")} ${running.length === 1 ? "is a solo scenario, which runs" : "are solo scenarios, which run"} in the bench's process: leave out --isolate (and --built), or name a pair scenario (${SCENARIOS.filter((s) => s.kind === "pair").map((s) => s.id).join(", ")})`,
+      `--isolate gives each side of a pair scenario a process of its own, and ${solo} ${are} in the bench's process: leave out --isolate (and --built), or name a pair scenario (${pairs.join(", ")})`,
     );
   }
   const unbuilt = values.built === true ? unbuiltPackage() : undefined;
