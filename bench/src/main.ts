@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { pairBackend } from "./backends.js";
-import { measurePair, type PhaseSummary, PhaseTimings, type SideSummary } from "./measure.js";
+import { type BenchSide, measurePair, type PhaseSummary, PhaseTimings, type SideSummary } from "./measure.js";
 import {
   DEFAULT_POSTGRES_URL,
   describeUrl,
@@ -13,6 +13,7 @@ import {
   PostgresUnavailableError,
   tracePostgres,
 } from "./postgres.js";
+import { type ProfilePart, profileSide, type SideProfile } from "./profile.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
 import { HEAP_MARKS, pendingHeapScenario } from "./scenarios/pending-heap.js";
@@ -106,6 +107,10 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
   --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
                    one of them, not both in one process); refused when only solo scenarios would run
+  --profile DIR    pair scenarios: after the rounds, each side runs alone under V8's sampling profiler
+                   (every 100 µs); prints its self time per execution by package (and the engine's native
+                   work by the code that called it) and writes DIR/<scenario>-<side>.cpuprofile
+  --profile-executions N  executions per side in that profiled series (default 1,000)
   --built          with --isolate: AGBoss's packages as built (pnpm build), what an install runs, instead
                    of their TypeScript sources
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
@@ -130,6 +135,8 @@ interface BenchOptions {
   readonly synchronous: Synchronous;
   readonly walCheckpoints: WalCheckpoints;
   readonly traceStore: boolean;
+  /** With `--profile`: where each side's profile goes, and how many executions it covers. */
+  readonly profile: { readonly dir: string; readonly executions: number } | undefined;
   /** Pair scenarios: each side in a process of its own. */
   readonly isolate: boolean;
   /** With `isolate`: AGBoss's packages from their `dist`, not their sources. */
@@ -172,6 +179,8 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       recover: { type: "string" },
       "heap-pauses": { type: "string" },
       "trace-store": { type: "boolean" },
+      profile: { type: "string" },
+      "profile-executions": { type: "string" },
       isolate: { type: "boolean" },
       built: { type: "boolean" },
       help: { type: "boolean" },
@@ -208,6 +217,16 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     throw new Error("--wal-checkpoints is a setting of the SQLite store: it needs --backend sqlite");
   if (values.built === true && values.isolate !== true)
     throw new Error("--built needs --isolate: the bench's own process runs AGBoss from its sources");
+  if (values.profile !== undefined && values.isolate === true)
+    throw new Error(
+      "--profile profiles the bench's own process, where --isolate runs neither side: leave out --isolate",
+    );
+  if (values.profile !== undefined && values["trace-store"] === true)
+    throw new Error(
+      "--profile would count --trace-store's own timing in each side's figures: run them apart",
+    );
+  if (values.profile === undefined && values["profile-executions"] !== undefined)
+    throw new Error("--profile-executions needs --profile DIR");
   if (values.isolate === true && values["trace-store"] === true)
     throw new Error("--trace-store times the calls made in the bench's own process: leave out --isolate");
   if (backend !== "postgres" && values["postgres-url"] !== undefined)
@@ -243,6 +262,13 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
         ? (values["postgres-url"] ?? process.env.AGBOSS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL)
         : undefined,
     traceStore: values["trace-store"] === true,
+    profile:
+      values.profile === undefined
+        ? undefined
+        : {
+            dir: resolve(values.profile),
+            executions: positiveInteger("profile-executions", values["profile-executions"], 1000, 1),
+          },
     isolate: values.isolate === true,
     built: values.built === true,
     synchronous: synchronous === "DEFAULT" ? "default" : synchronous,
@@ -268,6 +294,8 @@ interface ScenarioResult {
   readonly scenario: PairScenario;
   /** With `--trace-store`: per side, what each store call and SQL verb costs per execution. */
   readonly breakdown?: { readonly agboss: TimingRow[]; readonly langgraph: TimingRow[] } | undefined;
+  /** With `--profile`: where each side's time went, from a profiled series of its own. */
+  readonly profile?: { readonly agboss: SideProfile; readonly langgraph: SideProfile } | undefined;
   readonly agboss: SideSummary;
   readonly langgraph: SideSummary;
   /** The median of the per-round ratios (each round interleaves both sides). */
@@ -383,6 +411,10 @@ async function runScenario(
         afterWarmup,
       });
       const measured = options.rounds * options.iterations;
+      const profile =
+        options.profile === undefined
+          ? undefined
+          : await profilePair(scenario, options, options.profile, [agboss.side, langgraph.side]);
       const rows = (calls: CallTimings | undefined, statements: CallTimings | undefined) => [
         ...(calls?.perExecution(measured) ?? []),
         ...(statements?.perExecution(measured) ?? []),
@@ -403,6 +435,7 @@ async function runScenario(
           trace === undefined
             ? undefined
             : { agboss: rows(trace.agboss, sql?.agboss), langgraph: rows(trace.langgraph, sql?.langgraph) },
+        profile,
       };
     } finally {
       await Promise.allSettled([agboss.side.close(), langgraph.side.close()]);
@@ -411,6 +444,56 @@ async function runScenario(
     rmSync(dir, { recursive: true, force: true });
     if (target !== undefined) await server?.drop(target);
   }
+}
+
+/**
+ * Profiles each side of a pair alone, AGBoss first, on threads the rounds did not use (the warm-up and
+ * the rounds numbered theirs from 0).
+ */
+async function profilePair(
+  scenario: PairScenario,
+  options: BenchOptions,
+  profile: { readonly dir: string; readonly executions: number },
+  [agboss, langgraph]: readonly [BenchSide, BenchSide],
+): Promise<{ agboss: SideProfile; langgraph: SideProfile }> {
+  mkdirSync(profile.dir, { recursive: true });
+  const first = options.warmup + options.rounds * options.iterations;
+  const one = async (side: BenchSide) => {
+    progress(`  profiling ${side.label}: ${profile.executions} executions alone`);
+    const file = join(profile.dir, `${scenario.id}-${options.backend}-${side.label}.cpuprofile`);
+    return profileSide(side, first, profile.executions, file);
+  };
+  return { agboss: await one(agboss), langgraph: await one(langgraph) };
+}
+
+/** The profile's parts side by side: those over 0.01 ms on either side, then the rest in one row. */
+function printProfile(profile: { readonly agboss: SideProfile; readonly langgraph: SideProfile }): void {
+  const msOf = (parts: readonly ProfilePart[], part: string) => parts.find((p) => p.part === part)?.ms ?? 0;
+  const { agboss, langgraph } = profile;
+  const names = [...new Set([...agboss.parts, ...langgraph.parts].map((p) => p.part))];
+  const shown = names
+    .filter((name) => Math.max(msOf(agboss.parts, name), msOf(langgraph.parts, name)) >= 0.01)
+    .sort(
+      (a, b) =>
+        msOf(agboss.parts, b) + msOf(langgraph.parts, b) - (msOf(agboss.parts, a) + msOf(langgraph.parts, a)),
+    );
+  const rest = (side: SideProfile) =>
+    side.parts.filter((p) => !shown.includes(p.part)).reduce((sum, p) => sum + p.ms, 0);
+  const cell = (value: number) => value.toFixed(3);
+  console.log(
+    `  profile, each side alone (${agboss.executions} executions, sampled every 100 µs; self time per execution, ms):`,
+  );
+  const table = markdownTable(
+    ["part", "AGBoss", "LangGraph"],
+    [
+      ...shown.map((name) => [name, cell(msOf(agboss.parts, name)), cell(msOf(langgraph.parts, name))]),
+      ["everything else", cell(rest(agboss)), cell(rest(langgraph))],
+      ["sampled in all", cell(agboss.sampledMs), cell(langgraph.sampledMs)],
+      ["wall time of the profiled series", cell(agboss.wallMs), cell(langgraph.wallMs)],
+    ],
+  );
+  for (const line of table) console.log(`    ${line}`);
+  console.log(`    profiles: ${agboss.file}, ${langgraph.file}`);
 }
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
@@ -507,6 +590,7 @@ function printTable(results: readonly ScenarioResult[], options: BenchOptions): 
         }
       }
     }
+    if (r.profile !== undefined) printProfile(r.profile);
   }
 }
 
@@ -568,6 +652,11 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
         ratio: round(r.ratio),
         ratioByRound: r.ratioByRound.map(round),
         target: targetOf(r.scenario.id, options) ?? null,
+        ...(r.profile === undefined
+          ? {}
+          : {
+              profile: { agboss: profileJson(r.profile.agboss), langgraph: profileJson(r.profile.langgraph) },
+            }),
         ...(r.phases.length === 0
           ? {}
           : {
@@ -583,6 +672,16 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
       },
     ],
   });
+}
+
+/** A side's profile in `BENCH_RESULT`: its totals and every part of at least 1 µs per execution. */
+function profileJson(profile: SideProfile) {
+  return {
+    executions: profile.executions,
+    wallMs: round(profile.wallMs),
+    sampledMs: round(profile.sampledMs),
+    partsMs: Object.fromEntries(profile.parts.filter((p) => p.ms >= 0.001).map((p) => [p.part, round(p.ms)])),
+  };
 }
 
 function round(value: number): number {
