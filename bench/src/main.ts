@@ -1,10 +1,26 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { pairBackend } from "./backends.js";
-import { type BenchSide, measurePair, type PhaseSummary, PhaseTimings, type SideSummary } from "./measure.js";
+import {
+  type BenchSide,
+  measurePair,
+  type PairResult,
+  type PhaseSummary,
+  PhaseTimings,
+  type SideSummary,
+} from "./measure.js";
 import {
   DEFAULT_POSTGRES_URL,
   describeUrl,
@@ -13,7 +29,7 @@ import {
   PostgresUnavailableError,
   tracePostgres,
 } from "./postgres.js";
-import { type ProfilePart, profileSide, type SideProfile } from "./profile.js";
+import { PROFILE_INTERVAL_US, type ProfilePart, profileSide, type SideProfile } from "./profile.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
 import { HEAP_MARKS, pendingHeapScenario } from "./scenarios/pending-heap.js";
@@ -108,9 +124,10 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
                    one of them, not both in one process); refused when only solo scenarios would run
   --profile DIR    pair scenarios: after the rounds, each side runs alone under V8's sampling profiler
-                   (every 100 µs); prints its self time per execution by package (and the engine's native
-                   work by the code that called it) and writes DIR/<scenario>-<side>.cpuprofile
-  --profile-executions N  executions per side in that profiled series (default 1,000)
+                   (every 100 µs, the main thread only); prints its self time per execution by package
+                   (native work by the code that led to it) and writes (over an earlier run's)
+                   DIR/<scenario>-<backend>-<side>.cpuprofile; not with --isolate or --trace-store
+  --profile-executions N  executions per side in that profiled series (default 1,000, at most 20,000)
   --built          with --isolate: AGBoss's packages as built (pnpm build), what an install runs, instead
                    of their TypeScript sources
   --scenario ID    run only this scenario (repeatable); one of: ${SCENARIOS.map((s) => s.id).join(", ")}
@@ -157,6 +174,26 @@ function positiveInteger(name: string, raw: string | undefined, fallback: number
   if (!Number.isInteger(value) || value < min)
     throw new Error(`--${name} must be an integer ≥ ${min}, got "${raw}"`);
   return value;
+}
+
+/** The most executions `--profile-executions` takes. */
+const MAX_PROFILE_EXECUTIONS = 20_000;
+
+/**
+ * `--profile`'s directory, made if missing, as an absolute path: a relative one from where `pnpm` was
+ * run (`INIT_CWD`), not the bench's directory it runs the script in. Throws when it cannot be written.
+ */
+function writableDirectory(given: string): string {
+  const dir = resolve(process.env.INIT_CWD ?? process.cwd(), given);
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new Error(
+      `--profile ${given}: ${dir} cannot be made or written to (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  return dir;
 }
 
 function parseOptions(argv: readonly string[]): BenchOptions | undefined {
@@ -227,6 +264,11 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     );
   if (values.profile === undefined && values["profile-executions"] !== undefined)
     throw new Error("--profile-executions needs --profile DIR");
+  const profileExecutions = positiveInteger("profile-executions", values["profile-executions"], 1000, 1);
+  if (profileExecutions > MAX_PROFILE_EXECUTIONS)
+    throw new Error(
+      `--profile-executions must be at most ${MAX_PROFILE_EXECUTIONS} (a longer profile makes one very large message from the profiler), got ${profileExecutions}`,
+    );
   if (values.isolate === true && values["trace-store"] === true)
     throw new Error("--trace-store times the calls made in the bench's own process: leave out --isolate");
   if (backend !== "postgres" && values["postgres-url"] !== undefined)
@@ -250,6 +292,13 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
       `--isolate gives each side of a pair scenario a process of its own, and ${solo} ${are} in the bench's process: leave out --isolate (and --built), or name a pair scenario (${pairs.join(", ")})`,
     );
   }
+  if (values.profile !== undefined && running.length > 0 && !running.some((s) => s.kind === "pair")) {
+    throw new Error(
+      `--profile profiles the sides of a pair scenario, and only solo scenarios would run (${running.map((s) => s.id).join(", ")}): name a pair scenario`,
+    );
+  }
+  // Checked before the rounds, which a directory that cannot be written would otherwise waste.
+  const profileDir = values.profile === undefined ? undefined : writableDirectory(values.profile);
   const unbuilt = values.built === true ? unbuiltPackage() : undefined;
   if (unbuilt !== undefined)
     throw new Error(
@@ -262,13 +311,7 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
         ? (values["postgres-url"] ?? process.env.AGBOSS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL)
         : undefined,
     traceStore: values["trace-store"] === true,
-    profile:
-      values.profile === undefined
-        ? undefined
-        : {
-            dir: resolve(values.profile),
-            executions: positiveInteger("profile-executions", values["profile-executions"], 1000, 1),
-          },
+    profile: profileDir === undefined ? undefined : { dir: profileDir, executions: profileExecutions },
     isolate: values.isolate === true,
     built: values.built === true,
     synchronous: synchronous === "DEFAULT" ? "default" : synchronous,
@@ -411,10 +454,19 @@ async function runScenario(
         afterWarmup,
       });
       const measured = options.rounds * options.iterations;
-      const profile =
+      // Read before the profiled series, whose executions add to them.
+      const measuredPhases = phases.summaries();
+      const profiled =
         options.profile === undefined
           ? undefined
-          : await profilePair(scenario, options, options.profile, [agboss.side, langgraph.side]);
+          : await profilePair(scenario, options, options.profile, [agboss.side, langgraph.side], pair).then(
+              (profile) => ({ profile, note: undefined }),
+              // The measured figures stand without it.
+              (error: unknown) => ({
+                profile: undefined,
+                note: `profile: failed, ${error instanceof Error ? error.message : String(error)}`,
+              }),
+            );
       const rows = (calls: CallTimings | undefined, statements: CallTimings | undefined) => [
         ...(calls?.perExecution(measured) ?? []),
         ...(statements?.perExecution(measured) ?? []),
@@ -429,13 +481,14 @@ async function runScenario(
           ...(scenario.notes ?? []),
           `agboss: ${await agboss.describe()}`,
           `langgraph: ${await langgraph.describe()}`,
+          ...(profiled?.note === undefined ? [] : [profiled.note]),
         ],
-        phases: phases.summaries(),
+        phases: measuredPhases,
         breakdown:
           trace === undefined
             ? undefined
             : { agboss: rows(trace.agboss, sql?.agboss), langgraph: rows(trace.langgraph, sql?.langgraph) },
-        profile,
+        profile: profiled?.profile,
       };
     } finally {
       await Promise.allSettled([agboss.side.close(), langgraph.side.close()]);
@@ -446,24 +499,21 @@ async function runScenario(
   }
 }
 
-/**
- * Profiles each side of a pair alone, AGBoss first, on threads the rounds did not use (the warm-up and
- * the rounds numbered theirs from 0).
- */
+/** Profiles each side of a pair alone, AGBoss first, on threads the warm-up and the rounds left unused. */
 async function profilePair(
   scenario: PairScenario,
   options: BenchOptions,
   profile: { readonly dir: string; readonly executions: number },
   [agboss, langgraph]: readonly [BenchSide, BenchSide],
+  measured: PairResult,
 ): Promise<{ agboss: SideProfile; langgraph: SideProfile }> {
-  mkdirSync(profile.dir, { recursive: true });
-  const first = options.warmup + options.rounds * options.iterations;
-  const one = async (side: BenchSide) => {
+  const one = async (side: BenchSide, first: number) => {
     progress(`  profiling ${side.label}: ${profile.executions} executions alone`);
     const file = join(profile.dir, `${scenario.id}-${options.backend}-${side.label}.cpuprofile`);
     return profileSide(side, first, profile.executions, file);
   };
-  return { agboss: await one(agboss), langgraph: await one(langgraph) };
+  const [agbossFirst, langgraphFirst] = measured.nextIteration;
+  return { agboss: await one(agboss, agbossFirst), langgraph: await one(langgraph, langgraphFirst) };
 }
 
 /** The profile's parts side by side: those over 0.01 ms on either side, then the rest in one row. */
@@ -481,7 +531,7 @@ function printProfile(profile: { readonly agboss: SideProfile; readonly langgrap
     side.parts.filter((p) => !shown.includes(p.part)).reduce((sum, p) => sum + p.ms, 0);
   const cell = (value: number) => value.toFixed(3);
   console.log(
-    `  profile, each side alone (${agboss.executions} executions, sampled every 100 µs; self time per execution, ms):`,
+    `  profile, each side alone (${agboss.executions} executions, its main thread sampled every ${PROFILE_INTERVAL_US} µs; self time per execution, ms):`,
   );
   const table = markdownTable(
     ["part", "AGBoss", "LangGraph"],
@@ -678,6 +728,8 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
 function profileJson(profile: SideProfile) {
   return {
     executions: profile.executions,
+    intervalUs: PROFILE_INTERVAL_US,
+    file: profile.file,
     wallMs: round(profile.wallMs),
     sampledMs: round(profile.sampledMs),
     partsMs: Object.fromEntries(profile.parts.filter((p) => p.ms >= 0.001).map((p) => [p.part, round(p.ms)])),

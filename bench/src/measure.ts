@@ -123,6 +123,8 @@ export interface PairResult {
   readonly ratioByRound: readonly number[];
   /** The median of {@link ratioByRound}. */
   readonly ratio: number;
+  /** Per side, the first iteration number the warm-up and the rounds left unused (for more executions on new threads). */
+  readonly nextIteration: readonly [number, number];
 }
 
 /**
@@ -184,6 +186,7 @@ export async function measurePair(
     second: summarize(sides[1].label, samples[1] ?? []),
     ratioByRound,
     ratio: median(ratioByRound),
+    nextIteration: [next[0] as number, next[1] as number],
   };
 }
 

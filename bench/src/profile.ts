@@ -5,7 +5,9 @@ import { type BenchSide, runSeries } from "./measure.js";
 // `--profile`: after a pair scenario's rounds, each side runs a series of its own under V8's sampling
 // profiler, alone (the other side waits), and the samples' self time is summed by where the code comes
 // from: an AGBoss package, a dependency, Node's own JavaScript, or the engine's native work. The
-// profile itself is written out too, for Chrome DevTools or any `.cpuprofile` viewer.
+// profile itself is written out too, for Chrome DevTools or any `.cpuprofile` viewer. The profiler
+// samples the bench's main thread only: work on other threads (the SQLite store's background WAL
+// checkpoints, `walCheckpoints: "background"`) is in no row.
 
 /** How often the profiler samples, in microseconds: fine enough for a round trip of a few ms. */
 export const PROFILE_INTERVAL_US = 100;
@@ -49,9 +51,25 @@ const ENGINE_FRAMES: Readonly<Record<string, string>> = {
   "(idle)": "idle (waiting for I/O or a timer)",
 };
 
+/** Node's own JavaScript, as {@link sourceOf} names it. */
+const NODE = "Node's own JavaScript";
+
+/** better-sqlite3's native methods: the calls into SQLite itself (statements, prepares, pragmas). */
+const SQLITE_CALLS = new Set([
+  "Statement",
+  "prepare",
+  "run",
+  "all",
+  "get",
+  "iterate",
+  "exec",
+  "pragma",
+  "get inTransaction",
+]);
+
 /** Where the code at `url` comes from: an AGBoss package, a dependency, Node, the bench. */
 function sourceOf(url: string): string {
-  if (url.startsWith("node:")) return "Node's own JavaScript";
+  if (url.startsWith("node:")) return NODE;
   const normalized = url.replaceAll("\\", "/");
   const dependency = normalized.lastIndexOf("/node_modules/");
   if (dependency !== -1) {
@@ -66,9 +84,9 @@ function sourceOf(url: string): string {
 
 /**
  * The part a profile node's self time belongs to. A native function (no script) is named with the
- * part of the JavaScript that called it, as `native: randomFillSync (from Node's own JavaScript)`, so native
- * work stands apart from the JavaScript around it; every call into SQLite, from whichever package, is
- * one part.
+ * first code outside Node that led to it, as `native: randomFillSync (from langsmith, through Node)`,
+ * so native work stands apart from the JavaScript around it; better-sqlite3's calls into SQLite, from
+ * whichever package, are one part.
  */
 function partOf(node: ProfileNode, parentOf: ReadonlyMap<number, ProfileNode>): string | undefined {
   const { functionName, url } = node.callFrame;
@@ -78,11 +96,19 @@ function partOf(node: ProfileNode, parentOf: ReadonlyMap<number, ProfileNode>): 
   if (engine !== undefined) return engine;
   let caller = parentOf.get(node.id);
   while (caller !== undefined && caller.callFrame.url === "") caller = parentOf.get(caller.id);
-  const from = caller === undefined ? undefined : sourceOf(caller.callFrame.url);
+  const direct = caller === undefined ? undefined : sourceOf(caller.callFrame.url);
   // Both sides reach SQLite through better-sqlite3, from their own packages: one row for all of it.
-  if (from !== undefined && /sqlite/i.test(from)) return "native: SQLite, through better-sqlite3";
+  if (direct !== undefined && /sqlite/i.test(direct) && SQLITE_CALLS.has(functionName)) {
+    return "native: SQLite, through better-sqlite3";
+  }
+  // Past Node's own frames (crypto, streams, timers) to the code that asked for the work.
+  while (caller !== undefined && (caller.callFrame.url === "" || sourceOf(caller.callFrame.url) === NODE)) {
+    caller = parentOf.get(caller.id);
+  }
+  const from = caller === undefined ? undefined : sourceOf(caller.callFrame.url);
   const name = functionName || "(anonymous)";
-  return from === undefined ? `native: ${name}` : `native: ${name} (from ${from})`;
+  if (from === undefined) return `native: ${name}${direct === NODE ? " (through Node)" : ""}`;
+  return `native: ${name} (from ${from}${direct === NODE ? ", through Node" : ""})`;
 }
 
 /** Sums a profile's self time by part, per execution. */
