@@ -5,10 +5,10 @@
 //   CRASH_EVENTS      the application's events (start, pause, resume, finish, error) and the channel's asks
 //   CRASH_EFFECTS     a directory standing for the payment API: one file per idempotency key applied
 //   CRASH_GATE_*      gate files (see gate()): RESUME in onExecutionResume, TOOL_STARTED before the effect,
-//                     AFTER_EFFECT after it, MODEL before the model's turn that follows the tool
-import { createHash, randomUUID } from "node:crypto";
+//                     EFFECT_APPLIED between the effect and its ledger line, AFTER_EFFECT after that line,
+//                     MODEL before the model's turn that follows the tool
+import { randomUUID } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
-import { join } from "node:path";
 import {
   Agent,
   Application,
@@ -41,7 +41,7 @@ import {
   WorkflowStartTextDto,
 } from "@agboss/core";
 import { z } from "zod";
-import { gate, journal } from "./journal.js";
+import { effectPath, gate, journal, NO_KEY } from "./journal.js";
 
 const env = (name: string): string | undefined => {
   const value = process.env[name];
@@ -116,7 +116,9 @@ export class CrashRefundTool implements ToolHandler<CrashRefundDto, CrashReceipt
     await gate("tool-started", env("CRASH_GATE_TOOL_STARTED"), ledger, signal, fields);
     // A careful client does not call the API once its call was cut off.
     if (signal.aborted) throw signal.reason;
-    const applied = applyOnce(key ?? "(no key)");
+    const applied = applyOnce(key ?? NO_KEY);
+    // Held here, a kill lands after the payment API applied the key and before anything logged it.
+    await gate("effect-applied", env("CRASH_GATE_EFFECT_APPLIED"), ledger, signal, fields);
     journal(ledger, { event: "effect", ...fields, applied, orderId: input.orderId });
     await gate("after-effect", env("CRASH_GATE_AFTER_EFFECT"), ledger, signal, fields);
     const receipt = `receipt-${fields.run}`;
@@ -129,9 +131,8 @@ export class CrashRefundTool implements ToolHandler<CrashRefundDto, CrashReceipt
 function applyOnce(key: string): boolean {
   const dir = env("CRASH_EFFECTS");
   if (dir === undefined) return true;
-  const name = createHash("sha256").update(key).digest("hex");
   try {
-    closeSync(openSync(join(dir, name), "wx"));
+    closeSync(openSync(effectPath(dir, key), "wx"));
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CRASH_TENANT } from "./constants.js";
 import { type CrashDatabase, openPostgres, openSqlite } from "./database.js";
-import { readJournal } from "./journal.js";
+import { effectPath, NO_KEY, readJournal } from "./journal.js";
 import { PointMissedError, Worker } from "./processes.js";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -247,9 +247,18 @@ export class CrashRun {
       const starts = ledger.filter((l) => l.event === "tool-start" && l.executionId === e.executionId);
       const keys = new Set(starts.map((s) => s.key));
       const excused = starts.filter((s) => this.excused.has(s.run as string)).length;
-      const applied = ledger.some(
+      const logged = ledger.some(
         (l) => l.event === "effect" && l.applied === true && l.executionId === e.executionId,
       );
+      // The payment API's own record: a run killed after it applied the effect and before it logged
+      // that leaves the key's file, and the run after it finds the key applied (its line says false).
+      const applied =
+        logged || [...keys].some((key) => existsSync(effectPath(this.effectsDir, key ?? NO_KEY)));
+      if (applied && !logged) {
+        notes.push(
+          `execution #${e.index}: its effect was applied by a run killed before it logged it (the key's file is there)`,
+        );
+      }
       const ends = events.filter(
         (l) => (l.event === "finish" || l.event === "error") && l.executionId === e.executionId,
       );

@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
 
 /** Appends one JSON line to a journal shared by several processes (small appends are atomic). */
 export function journal(path: string | undefined, entry: Record<string, unknown>): void {
@@ -42,4 +44,15 @@ export async function gate(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   journal(ledger, { event: "gate-open", gate: name, ...fields });
+}
+
+/** The key a tool run without an idempotency key hands the stand-in payment API. */
+export const NO_KEY = "(no key)";
+
+/**
+ * The file by which the stand-in payment API (a directory) marks the idempotency key `key` applied: one
+ * file per key, made with `wx`, so only the first call with a key makes it.
+ */
+export function effectPath(dir: string, key: string): string {
+  return join(dir, createHash("sha256").update(key).digest("hex"));
 }

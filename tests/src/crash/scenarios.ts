@@ -55,6 +55,7 @@ export const KILL_POINTS = {
   "answer recorded": "answer-recorded",
   "pause taken": "pause-taken",
   "tool started": "tool-started",
+  "payment applied, not logged": "effect-applied",
   "tool returned": "tool-returned",
   "checkpoint writes (random offsets)": "checkpoint",
   "model's next turn": "model-turn",
@@ -107,6 +108,7 @@ async function killTrial(
   if (point === "answer-recorded") env.CRASH_GATE_RESUME = run.gate(`resume-${e.index}`);
   if (point === "pause-taken" || point === "tool-started")
     env.CRASH_GATE_TOOL_STARTED = run.gate(`tool-${e.index}`);
+  if (point === "effect-applied") env.CRASH_GATE_EFFECT_APPLIED = run.gate(`effect-${e.index}`);
   // Every other "tool returned" trial waits until the parent sees the tool's result stored (the model held
   // at its gate meanwhile), so a rerun there is beyond the guarantee; the others die while it finishes.
   const afterStored = point === "tool-returned" && e.index % 2 === 1;
@@ -128,6 +130,13 @@ async function killTrial(
         break;
       case "tool-started":
         await run.untilLedger((l) => l.event === "gate" && l.gate === "tool-started", w, "the tool started");
+        break;
+      case "effect-applied":
+        await run.untilLedger(
+          (l) => l.event === "gate" && l.gate === "effect-applied",
+          w,
+          "the payment applied",
+        );
         break;
       case "tool-returned": {
         await run.untilLedger((l) => l.event === "tool-end", w, "the tool's end");
