@@ -118,7 +118,7 @@ export class CrashRefundTool implements ToolHandler<CrashRefundDto, CrashReceipt
     if (signal.aborted) throw signal.reason;
     const applied = applyOnce(key ?? NO_KEY);
     // Held here, a kill lands after the payment API applied the key and before anything logged it.
-    await gate("effect-applied", env("CRASH_GATE_EFFECT_APPLIED"), ledger, signal, fields);
+    await gate("effect-applied", env("CRASH_GATE_EFFECT_APPLIED"), ledger, signal, { ...fields, applied });
     journal(ledger, { event: "effect", ...fields, applied, orderId: input.orderId });
     await gate("after-effect", env("CRASH_GATE_AFTER_EFFECT"), ledger, signal, fields);
     const receipt = `receipt-${fields.run}`;

@@ -229,6 +229,37 @@ export class CrashRun {
     return worker;
   }
 
+  /** What one tool run left: its effect line, its end, whether it was cut off, whether its key's file is there. */
+  #runOf(start: JournalEntry, ledger: readonly JournalEntry[], executionId: string) {
+    const key = start.key as string | undefined;
+    const effectLine = ledger.find((l) => l.event === "effect" && l.run === start.run);
+    const end = ledger.find((l) => l.event === "tool-end" && l.run === start.run);
+    const cutOff = this.excused.has(start.run as string);
+    // Only a key no other execution's run was given: a shared key's file says nothing of this one.
+    const ownKey =
+      key !== undefined &&
+      key !== NO_KEY &&
+      !ledger.some((l) => l.event === "tool-start" && l.key === key && l.executionId !== executionId);
+    const fileMade = ownKey && existsSync(effectPath(this.effectsDir, key));
+    const effect = effectLine === undefined ? undefined : effectLine.applied === true;
+    const said = effect === undefined ? "no effect line" : effect ? "applied" : "key applied before";
+    return {
+      effect,
+      cutOff,
+      fileMade,
+      receipt: end?.receipt as string | undefined,
+      describe: `${said}${fileMade ? ", key's file there" : ""}, ${end === undefined ? "no end" : "ended"}${cutOff ? ", cut off" : ""}`,
+    };
+  }
+
+  /** Whether the store holds the receipt of one of `runs` (the result the execution went on with). */
+  async #someReceiptStored(runs: readonly { receipt: string | undefined }[]): Promise<boolean> {
+    for (const { receipt } of runs) {
+      if (receipt !== undefined && (await this.db.holds(receipt))) return true;
+    }
+    return false;
+  }
+
   /** Counts what the guarantee forbids, per execution and per worker. */
   async score(scenario: string, executions: readonly Started[]): Promise<Row> {
     const ledger = this.ledger();
@@ -247,22 +278,21 @@ export class CrashRun {
       const starts = ledger.filter((l) => l.event === "tool-start" && l.executionId === e.executionId);
       const keys = new Set(starts.map((s) => s.key));
       const excused = starts.filter((s) => this.excused.has(s.run as string)).length;
-      const logged = ledger.some(
-        (l) => l.event === "effect" && l.applied === true && l.executionId === e.executionId,
-      );
-      // The payment API's own record: a run killed after it applied the effect and before it logged
-      // that leaves the key's file, and the run after it finds the key applied (its line says false).
-      const applied =
-        logged || [...keys].some((key) => existsSync(effectPath(this.effectsDir, key ?? NO_KEY)));
-      if (applied && !logged) {
-        notes.push(
-          `execution #${e.index}: its effect was applied by a run killed before it logged it (the key's file is there)`,
-        );
-      }
+      const runs = starts.map((start) => this.#runOf(start, ledger, e.executionId));
+      const logged = runs.some((r) => r.effect === true);
+      // A run cut off after the payment API applied its key and before it logged that leaves the key's
+      // file and no effect line, and the run after it finds the key applied (its line says false). Only
+      // then does the file count: the key is this execution's alone, and a run without a key (one file
+      // for every such run) never counts.
+      const unlogged = runs.some((r) => r.cutOff && r.effect === undefined && r.fileMade);
+      const applied = logged || unlogged;
+      // The tool's result as the execution used it: some run's receipt is in the store.
+      const resultStored = status === "completed" && applied ? await this.#someReceiptStored(runs) : false;
+      const runList = runs.map((r) => r.describe).join("; ");
       const ends = events.filter(
         (l) => (l.event === "finish" || l.event === "error") && l.executionId === e.executionId,
       );
-      const isLost = recorded && !(status === "completed" && applied);
+      const isLost = recorded && !(status === "completed" && applied && resultStored);
       const extra = Math.max(0, starts.length - 1 - excused) + Math.max(0, keys.size - 1);
       const recoveredStatus = this.afterRecovery.get(e.executionId) ?? status;
       const isStuck = recorded && !FINAL.includes(recoveredStatus);
@@ -280,7 +310,8 @@ export class CrashRun {
         notes.push(
           `execution #${e.index}: ${recorded ? "answered" : "answer not recorded"}; pause ${pauseStatus}; ` +
             `after recovery ${recoveredStatus}, finally ${status}${row?.error === undefined ? "" : ` (${row.error})`}; ` +
-            `tool runs ${starts.length} (${excused} cut off in flight), keys ${keys.size}, effect ${applied ? "applied" : "not applied"}; ` +
+            `tool runs ${starts.length} (${excused} cut off in flight), keys ${keys.size}, effect ${applied ? "applied" : "not applied"}` +
+            `${status === "completed" && applied && !resultStored ? ", no run's receipt stored" : ""} [${runList}]; ` +
             `end events [${endList}]`,
         );
       }

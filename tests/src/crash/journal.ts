@@ -2,10 +2,14 @@ import { createHash } from "node:crypto";
 import { appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 
-/** Appends one JSON line to a journal shared by several processes (small appends are atomic). */
+/**
+ * Appends one JSON line to a journal shared by several processes (small appends are atomic). The line
+ * starts with a newline too: a line torn by kill -9 then stays alone, and the next writer's line is
+ * read whole instead of glued to it.
+ */
 export function journal(path: string | undefined, entry: Record<string, unknown>): void {
   if (path === undefined || path === "") return;
-  appendFileSync(path, `${JSON.stringify({ ...entry, pid: process.pid, at: Date.now() })}\n`);
+  appendFileSync(path, `\n${JSON.stringify({ ...entry, pid: process.pid, at: Date.now() })}\n`);
 }
 
 /** Every JSON line of a journal, in order; a torn last line (a writer killed mid-write) is skipped. */

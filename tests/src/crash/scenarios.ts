@@ -133,7 +133,8 @@ async function killTrial(
         break;
       case "effect-applied":
         await run.untilLedger(
-          (l) => l.event === "gate" && l.gate === "effect-applied",
+          // The run's own call applied the key (a first run always does).
+          (l) => l.event === "gate" && l.gate === "effect-applied" && l.applied === true,
           w,
           "the payment applied",
         );
