@@ -161,12 +161,14 @@ export class CrashRun {
     return started.sort((a, b) => a.index - b.index);
   }
 
-  ledger(): JournalEntry[] {
-    return readJournal<JournalEntry>(readFileSync(this.ledgerPath, "utf8"));
+  /** The ledger's entries; `torn`, when given, counts its lines a kill cut (they are skipped). */
+  ledger(torn?: { count: number }): JournalEntry[] {
+    return readJournal<JournalEntry>(readFileSync(this.ledgerPath, "utf8"), torn);
   }
 
-  events(): JournalEntry[] {
-    return readJournal<JournalEntry>(readFileSync(this.eventsPath, "utf8"));
+  /** The events journal's entries; `torn` as for {@link ledger}. */
+  events(torn?: { count: number }): JournalEntry[] {
+    return readJournal<JournalEntry>(readFileSync(this.eventsPath, "utf8"), torn);
   }
 
   /** Polls (about every millisecond) until `check` holds; fails when `worker` ends first or time passes. */
@@ -262,13 +264,16 @@ export class CrashRun {
 
   /** Counts what the guarantee forbids, per execution and per worker. */
   async score(scenario: string, executions: readonly Started[]): Promise<Row> {
-    const ledger = this.ledger();
-    const events = this.events();
+    const torn = { count: 0 };
+    const ledger = this.ledger(torn);
+    const events = this.events(torn);
     let lost = 0;
     let beyond = 0;
     let stuck = 0;
     let doubleEnd = 0;
     const notes = [...this.notes];
+    // What a torn line said is not in the score: a failure with one may have its cause there.
+    if (torn.count > 0) notes.push(`${torn.count} journal line(s) cut by a kill were skipped`);
     const unanswered: number[] = [];
     for (const e of executions) {
       const pauseStatus = await this.db.pauseStatus(CRASH_TENANT, e.pauseId);

@@ -12,15 +12,18 @@ export function journal(path: string | undefined, entry: Record<string, unknown>
   appendFileSync(path, `\n${JSON.stringify({ ...entry, pid: process.pid, at: Date.now() })}\n`);
 }
 
-/** Every JSON line of a journal, in order; a torn last line (a writer killed mid-write) is skipped. */
-export function readJournal<T = Record<string, unknown>>(text: string): T[] {
+/**
+ * Every JSON line of a journal, in order. A torn line (a writer killed mid-write) is skipped, and
+ * counted in `torn` when given.
+ */
+export function readJournal<T = Record<string, unknown>>(text: string, torn?: { count: number }): T[] {
   const entries: T[] = [];
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     try {
       entries.push(JSON.parse(line) as T);
     } catch {
-      // a line cut by kill -9
+      if (torn !== undefined) torn.count += 1;
     }
   }
   return entries;
