@@ -29,7 +29,7 @@ import {
   PostgresUnavailableError,
   tracePostgres,
 } from "./postgres.js";
-import { PROFILE_INTERVAL_US, type ProfilePart, profileSide, type SideProfile } from "./profile.js";
+import { PROFILE_INTERVAL_US, profileSide, type SideProfile } from "./profile.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
 import { HEAP_MARKS, pendingHeapScenario } from "./scenarios/pending-heap.js";
@@ -284,18 +284,19 @@ function parseOptions(argv: readonly string[]): BenchOptions | undefined {
     );
   }
   const running = chosen.filter((s) => s.backends.includes(backend));
-  if (values.isolate === true && running.length > 0 && !running.some((s) => s.kind === "pair")) {
+  // --isolate and --profile act on pair scenarios only: with none to run they would do nothing.
+  if (running.length > 0 && !running.some((s) => s.kind === "pair")) {
     const solo = running.map((s) => s.id).join(", ");
     const pairs = SCENARIOS.filter((s) => s.kind === "pair").map((s) => s.id);
     const are = running.length === 1 ? "is a solo scenario, which runs" : "are solo scenarios, which run";
-    throw new Error(
-      `--isolate gives each side of a pair scenario a process of its own, and ${solo} ${are} in the bench's process: leave out --isolate (and --built), or name a pair scenario (${pairs.join(", ")})`,
-    );
-  }
-  if (values.profile !== undefined && running.length > 0 && !running.some((s) => s.kind === "pair")) {
-    throw new Error(
-      `--profile profiles the sides of a pair scenario, and only solo scenarios would run (${running.map((s) => s.id).join(", ")}): name a pair scenario`,
-    );
+    if (values.isolate === true)
+      throw new Error(
+        `--isolate gives each side of a pair scenario a process of its own, and ${solo} ${are} in the bench's process: leave out --isolate (and --built), or name a pair scenario (${pairs.join(", ")})`,
+      );
+    if (values.profile !== undefined)
+      throw new Error(
+        `--profile profiles the sides of a pair scenario, and ${solo} ${are} on its own: leave out --profile, or name a pair scenario (${pairs.join(", ")})`,
+      );
   }
   // Checked before the rounds, which a directory that cannot be written would otherwise waste.
   const profileDir = values.profile === undefined ? undefined : writableDirectory(values.profile);
@@ -459,7 +460,13 @@ async function runScenario(
       const profiled =
         options.profile === undefined
           ? undefined
-          : await profilePair(scenario, options, options.profile, [agboss.side, langgraph.side], pair).then(
+          : await profilePair(
+              scenario,
+              options.backend,
+              options.profile,
+              [agboss.side, langgraph.side],
+              pair,
+            ).then(
               (profile) => ({ profile, note: undefined }),
               // The measured figures stand without it.
               (error: unknown) => ({
@@ -502,14 +509,14 @@ async function runScenario(
 /** Profiles each side of a pair alone, AGBoss first, on threads the warm-up and the rounds left unused. */
 async function profilePair(
   scenario: PairScenario,
-  options: BenchOptions,
+  backend: Backend,
   profile: { readonly dir: string; readonly executions: number },
   [agboss, langgraph]: readonly [BenchSide, BenchSide],
   measured: PairResult,
 ): Promise<{ agboss: SideProfile; langgraph: SideProfile }> {
   const one = async (side: BenchSide, first: number) => {
     progress(`  profiling ${side.label}: ${profile.executions} executions alone`);
-    const file = join(profile.dir, `${scenario.id}-${options.backend}-${side.label}.cpuprofile`);
+    const file = join(profile.dir, `${scenario.id}-${backend}-${side.label}.cpuprofile`);
     return profileSide(side, first, profile.executions, file);
   };
   const [agbossFirst, langgraphFirst] = measured.nextIteration;
@@ -518,15 +525,15 @@ async function profilePair(
 
 /** The profile's parts side by side: those over 0.01 ms on either side, then the rest in one row. */
 function printProfile(profile: { readonly agboss: SideProfile; readonly langgraph: SideProfile }): void {
-  const msOf = (parts: readonly ProfilePart[], part: string) => parts.find((p) => p.part === part)?.ms ?? 0;
   const { agboss, langgraph } = profile;
-  const names = [...new Set([...agboss.parts, ...langgraph.parts].map((p) => p.part))];
-  const shown = names
-    .filter((name) => Math.max(msOf(agboss.parts, name), msOf(langgraph.parts, name)) >= 0.01)
-    .sort(
-      (a, b) =>
-        msOf(agboss.parts, b) + msOf(langgraph.parts, b) - (msOf(agboss.parts, a) + msOf(langgraph.parts, a)),
-    );
+  const msOf = (side: SideProfile) => {
+    const byPart = new Map(side.parts.map((p) => [p.part, p.ms]));
+    return (part: string) => byPart.get(part) ?? 0;
+  };
+  const [a, l] = [msOf(agboss), msOf(langgraph)];
+  const shown = [...new Set([...agboss.parts, ...langgraph.parts].map((p) => p.part))]
+    .filter((name) => Math.max(a(name), l(name)) >= 0.01)
+    .sort((x, y) => a(y) + l(y) - (a(x) + l(x)));
   const rest = (side: SideProfile) =>
     side.parts.filter((p) => !shown.includes(p.part)).reduce((sum, p) => sum + p.ms, 0);
   const cell = (value: number) => value.toFixed(3);
@@ -536,7 +543,7 @@ function printProfile(profile: { readonly agboss: SideProfile; readonly langgrap
   const table = markdownTable(
     ["part", "AGBoss", "LangGraph"],
     [
-      ...shown.map((name) => [name, cell(msOf(agboss.parts, name)), cell(msOf(langgraph.parts, name))]),
+      ...shown.map((name) => [name, cell(a(name)), cell(l(name))]),
       ["everything else", cell(rest(agboss)), cell(rest(langgraph))],
       ["sampled in all", cell(agboss.sampledMs), cell(langgraph.sampledMs)],
       ["wall time of the profiled series", cell(agboss.wallMs), cell(langgraph.wallMs)],
