@@ -282,8 +282,8 @@ export class CrashRun {
       const recorded = this.answered.has(e.pauseId) || pauseStatus === "resolved" || pauseStatus === "taken";
       const starts = ledger.filter((l) => l.event === "tool-start" && l.executionId === e.executionId);
       const keys = new Set(starts.map((s) => s.key));
-      const excused = starts.filter((s) => this.excused.has(s.run as string)).length;
       const runs = starts.map((start) => this.#runOf(start, ledger, e.executionId));
+      const excused = runs.filter((r) => r.cutOff).length;
       const logged = runs.some((r) => r.effect === true);
       // A run cut off after the payment API applied its key and before it logged that leaves the key's
       // file and no effect line, and the run after it finds the key applied (its line says false). Only
