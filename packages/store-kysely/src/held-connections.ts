@@ -1,4 +1,4 @@
-import { type Compilable, CompiledQuery, type InferResult, type Kysely, type QueryResult } from "kysely";
+import { CompiledQuery, type Kysely, type QueryResult } from "kysely";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
 
 /**
@@ -86,17 +86,4 @@ export function runCompiledOn(
   query: CompiledQuery,
 ): Promise<QueryResult<unknown>> {
   return held.has(db) ? runOn(db, query.sql, query.parameters) : db.executeQuery(query);
-}
-
-/**
- * Runs a query built with kysely's builder on `db` as {@link runOn} does (at once where it can), and
- * returns its rows: for the hot reads whose shape varies (an `in` list, optional filters), which a
- * `PreparedQuery` cannot hold. @internal
- */
-export async function rowsOf<TQuery extends Compilable<unknown>>(
-  db: Kysely<AgbossDatabase>,
-  query: TQuery,
-): Promise<InferResult<TQuery>> {
-  const { sql, parameters } = query.compile();
-  return (await runOn(db, sql, parameters)).rows as InferResult<TQuery>;
 }

@@ -56,6 +56,10 @@ export class CheckpointQueries {
   readonly #deleteUnreachedBlobs = new Map<number, PreparedQuery<Record<string, unknown>>>();
   readonly #insertWrites = new Map<number, PreparedQuery<Record<string, unknown>>>();
   readonly #upsertBlobs = new Map<number, PreparedQuery<Record<string, unknown>>>();
+  readonly #blobsOf = new Map<
+    number,
+    PreparedQuery<Record<string, unknown>, Selectable<CheckpointBlobTable>>
+  >();
 
   constructor(store: StoreDatabase) {
     this.#store = store;
@@ -147,6 +151,42 @@ export class CheckpointQueries {
           })),
         ),
     );
+  }
+
+  /**
+   * Reads the channel values the thread and namespace of `key` keep under any of the checkpoint ids
+   * `sources` (the checkpoints a checkpoint's values come from); the statement for each count of
+   * `sources` is compiled the first time it is needed.
+   */
+  blobsOf(
+    key: Omit<CheckpointKey, "checkpoint_id">,
+    sources: readonly string[],
+  ): {
+    query: PreparedQuery<Record<string, unknown>, Selectable<CheckpointBlobTable>>;
+    args: Record<string, unknown>;
+  } {
+    let query = this.#blobsOf.get(sources.length);
+    if (query === undefined) {
+      const count = sources.length;
+      query = new PreparedQuery((slot) =>
+        this.#store.db
+          .selectFrom("agboss_checkpoint_blobs")
+          .selectAll()
+          .where("thread_id", "=", slot("thread_id") as string)
+          .where("checkpoint_ns", "=", slot("checkpoint_ns") as string)
+          .where(
+            "checkpoint_id",
+            "in",
+            Array.from({ length: count }, (_, i) => slot(`source${i}`) as string),
+          ),
+      );
+      this.#blobsOf.set(count, query);
+    }
+    const args: Record<string, unknown> = { thread_id: key.thread_id, checkpoint_ns: key.checkpoint_ns };
+    sources.forEach((source, i) => {
+      args[`source${i}`] = source;
+    });
+    return { query, args };
   }
 
   /**

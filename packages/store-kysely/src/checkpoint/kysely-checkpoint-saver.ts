@@ -28,7 +28,6 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Kysely, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
-import { rowsOf } from "../held-connections.js";
 import type {
   AgbossDatabase,
   CheckpointBlobTable,
@@ -954,16 +953,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     const origins = originsOfRow(row.channel_origins, row.checkpoint_id);
     const sources = [...new Set(Object.values(origins))];
     if (sources.length === 0) return [];
-    const db = this.#store.db;
-    return rowsOf(
-      db,
-      db
-        .selectFrom("agboss_checkpoint_blobs")
-        .selectAll()
-        .where("thread_id", "=", row.thread_id)
-        .where("checkpoint_ns", "=", row.checkpoint_ns)
-        .where("checkpoint_id", "in", sources),
-    );
+    const { query, args } = this.#queries.blobsOf(row, sources);
+    return (await query.execute(this.#store.db, args)).rows;
   }
 
   async #orderedWrites(threadId: string, namespace: string, checkpointId: string) {
