@@ -42,7 +42,6 @@ import { Recovery } from "../execution/recovery.js";
 import { tenantOf, threadOpenFor } from "../execution/start.js";
 import { CONTINUE, ENDED, readTree, type Tree } from "../execution/tree.js";
 import { TreeLeases } from "../execution/tree-leases.js";
-import { takeForPass } from "../execution/what-to-resume.js";
 import { type CompiledFlow, compileFlow } from "../graph/compile-flow.js";
 import { LogLevel } from "../logging/logger.js";
 import type { ModelRegistry } from "../models/model-registry.js";
@@ -386,9 +385,7 @@ export class App {
     const readAhead = readAheadOf(this.#services.store.checkpointer, lease.key);
     if (readAhead !== undefined) readsAhead.push(readAhead);
     const held = await this.#underLease(resolved, lease);
-    if ("failed" in held) return held;
-    const taken = await takeForPass(this.#services, resolved, held);
-    return { ...held, taken, ...(readAhead === undefined ? {} : { readAhead }) };
+    return readAhead === undefined || "failed" in held ? held : { ...held, readAhead };
   }
 
   /**
@@ -524,9 +521,8 @@ export class App {
       withRecord,
       signal,
       progress,
-      // The step waiting on it goes on from it as stored by phase 1 (taken there, when it could be),
-      // without reading it again.
-      answered: ("taken" in held ? held.taken : undefined) ?? resolved,
+      // The step waiting on it takes it as stored by phase 1, without reading it again.
+      answered: resolved,
       readAhead: held.readAhead,
     });
   }
@@ -721,7 +717,5 @@ type Claimed =
       readonly tree: Tree;
       /** The tree's checkpoint, read ahead in phase 1 (see `ReadsAhead`), for the pass's first read. */
       readonly readAhead?: ReadAhead | undefined;
-      /** The answered pause as phase 1 left it: taken under this lease where it could be (see `takeForPass`). */
-      readonly taken?: PauseRecord | undefined;
     }
   | { readonly lease: Lease; readonly failed: unknown };

@@ -627,8 +627,7 @@ interface Pass {
  */
 function goesOnUnread(tree: Tree, answered: PauseRecord | undefined, holdsLaunch: boolean): boolean {
   return (
-    // As phase 1 stored it: Resolved, or Taken there under this pass's lease.
-    (answered?.status === PauseStatus.Resolved || answered?.status === PauseStatus.Taken) &&
+    answered?.status === PauseStatus.Resolved &&
     answered.resolution !== PauseResolution.Escalated &&
     !holdsLaunch &&
     tree.stored?.status === ExecutionStatus.Paused

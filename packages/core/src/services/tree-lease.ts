@@ -22,23 +22,6 @@ export async function confirmLease(services: RuntimeServices, fence: Fence | und
 }
 
 /**
- * Confirms with a read that this pass still holds its tree's lease: the fence is the stored grant and
- * it has not lapsed. A lapsed one is renewed as {@link confirmLease} does (it holds when nobody took it
- * since); a newer grant, or a released lease, throws {@link LeaseLostError}. For a pass whose step has
- * nothing else to write before its tool, so the check costs no commit.
- * @internal
- */
-export async function confirmLeaseUnchanged(
-  services: RuntimeServices,
-  fence: Fence | undefined,
-): Promise<void> {
-  if (fence === undefined) return;
-  const stored = await services.store.leases.find(fence.key);
-  if (stored?.epoch === fence.epoch && stored.expiresAt > services.clock.now()) return;
-  await confirmLease(services, fence);
-}
-
-/**
  * Keeps a held lease alive while its pass runs (a heartbeat every {@link LEASE_RENEW_MS} on the Clock).
  * A renewal that finds a newer holder, or renewals that keep failing until the lease would have lapsed,
  * call `lost` with a {@link LeaseLostError}: the pass aborts its signal, and with it any tool running.
