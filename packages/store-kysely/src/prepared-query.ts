@@ -14,8 +14,8 @@ export type SlotOf<TArgs> = <TName extends keyof TArgs & string>(name: TName) =>
 /**
  * A query built and compiled once, on the store's dialect, and run many times with new arguments: the
  * hot paths skip kysely's builder and compiler. Build it with `slot(name)` wherever an argument goes;
- * every other value stays as compiled. Only for queries whose shape never depends on the arguments
- * (no `in` lists). @internal
+ * every other value stays as compiled. Only for queries whose shape never depends on the arguments: an
+ * `in` list or a multi-row insert needs one per length (see `CheckpointQueries`). @internal
  *
  * @example
  * const byKey = new PreparedQuery<{ key: string }, { epoch: number }>((slot) =>
