@@ -757,13 +757,8 @@ function toRow(record: PauseRecord) {
   };
 }
 
-/**
- * A pause record from its row. The JSON columns (the ask, the step, the answer, the channel's ref and the
- * tool's result) are parsed when first read, not here: most rows a status change returns are used for
- * their ids and status alone, and a round trip returns the same pause several times.
- */
 function toPause(row: Selectable<PauseTable>): PauseRecord {
-  const record: Record<string, unknown> = {
+  return {
     tenantId: row.tenant_id,
     pauseId: row.pause_id,
     idempotencyKey: row.idempotency_key,
@@ -777,42 +772,27 @@ function toPause(row: Selectable<PauseTable>): PauseRecord {
     channel: row.channel,
     answeredBy: row.answered_by as PauseAnswerer,
     agent: row.agent,
+    ask: fromJsonText(row.ask) as PauseRecord["ask"],
+    step: fromJsonText(row.step) as PauseRecord["step"],
+    answer: row.answer === null ? undefined : (fromJsonText(row.answer) as PauseAnswer),
+    askedAt: toMillis(row.asked_at),
+    resolvedAt: toOptionalMillis(row.resolved_at),
+    ...(row.channel_ref === null || row.channel_ref === undefined
+      ? {}
+      : { channelRef: fromJsonText(row.channel_ref) }),
+    ...(row.tool_result === null || row.tool_result === undefined
+      ? {}
+      : { toolResult: fromJsonText(row.tool_result) as ToolResult }),
+    ...(row.next_deadline_at === null || row.next_deadline_at === undefined
+      ? {}
+      : {
+          deadline: {
+            at: toMillis(row.next_deadline_at),
+            reminders: toNumber(row.deadline_reminders),
+          },
+        }),
+    ...(row.expires_at === null || row.expires_at === undefined
+      ? {}
+      : { expiresAt: toMillis(row.expires_at) }),
   };
-  parsedWhenRead(record, "ask", row.ask);
-  parsedWhenRead(record, "step", row.step);
-  if (row.answer === null) record.answer = undefined;
-  else parsedWhenRead(record, "answer", row.answer);
-  record.askedAt = toMillis(row.asked_at);
-  record.resolvedAt = toOptionalMillis(row.resolved_at);
-  if (row.channel_ref !== null && row.channel_ref !== undefined) {
-    parsedWhenRead(record, "channelRef", row.channel_ref);
-  }
-  if (row.tool_result !== null && row.tool_result !== undefined) {
-    parsedWhenRead(record, "toolResult", row.tool_result);
-  }
-  if (row.next_deadline_at !== null && row.next_deadline_at !== undefined) {
-    record.deadline = { at: toMillis(row.next_deadline_at), reminders: toNumber(row.deadline_reminders) };
-  }
-  if (row.expires_at !== null && row.expires_at !== undefined) record.expiresAt = toMillis(row.expires_at);
-  return record as unknown as PauseRecord;
-}
-
-/**
- * Defines `key` on `record` as the JSON `text`, parsed the first time it is read and kept from then on.
- * It stays an enumerable own property, so spreading, comparing or serialising the record sees the value;
- * assigning to it replaces it with a plain value.
- */
-function parsedWhenRead(record: Record<string, unknown>, key: string, text: string): void {
-  let parsed: { value: unknown } | undefined;
-  Object.defineProperty(record, key, {
-    enumerable: true,
-    configurable: true,
-    get() {
-      parsed ??= { value: fromJsonText(text) };
-      return parsed.value;
-    },
-    set(value: unknown) {
-      Object.defineProperty(record, key, { value, enumerable: true, configurable: true, writable: true });
-    },
-  });
 }
