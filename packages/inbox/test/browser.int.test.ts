@@ -1,6 +1,6 @@
 // The inbox in a real browser: Debian's Chromium driven by playwright-core, in front of two instances
 // of the application behind a round-robin balancer, over one SQLite store.
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,10 +20,10 @@ import {
 
 const CHROMIUM = process.env.AGBOSS_CHROMIUM ?? "/usr/bin/chromium";
 // AGBOSS_INBOX_SCREENSHOTS=1 writes the screenshots of docs/inbox.md; otherwise they go to a scratch folder.
-const SHOTS =
-  process.env.AGBOSS_INBOX_SCREENSHOTS === "1"
-    ? fileURLToPath(new URL("../../../docs/images/", import.meta.url))
-    : mkdtempSync(join(tmpdir(), "agboss-inbox-shots-"));
+const KEEP_SHOTS = process.env.AGBOSS_INBOX_SCREENSHOTS === "1";
+const SHOTS = KEEP_SHOTS
+  ? fileURLToPath(new URL("../../../docs/images/", import.meta.url))
+  : mkdtempSync(join(tmpdir(), "agboss-inbox-shots-"));
 mkdirSync(SHOTS, { recursive: true });
 
 let store: TestStore;
@@ -73,6 +73,7 @@ afterAll(async () => {
   await a?.close();
   await b?.close();
   await store?.dispose();
+  if (!KEEP_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
 });
 
 describe("the inbox in Chromium, two instances behind a balancer", () => {

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { InterpreterPromptError } from "../../src/errors/app-errors.js";
 import { readPromptDocument } from "../../src/services/interpreter-prompts.js";
 
@@ -10,6 +10,7 @@ describe("reply interpreters' prompt documents", () => {
   const dir = mkdtempSync(join(tmpdir(), "agboss-prompts-"));
   const file = join(dir, "policy.md");
   writeFileSync(file, "\nRefunds over 500 EUR need a second approver.\n");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test("a path relative to the working directory and a file: URL are read, trimmed", async () => {
     expect(await readPromptDocument("i", relative(process.cwd(), file))).toBe(
