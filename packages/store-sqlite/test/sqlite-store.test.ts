@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { PauseStatus } from "@agboss/core";
 import { STORE_MIGRATIONS } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { SQLITE_PATH_ENV, SqliteStore, SqliteSynchronous, sqliteStore } from "../src/index.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -17,6 +17,7 @@ const pragma = (store: SqliteStore, name: string) => {
 
 describe("SqliteStore", () => {
   const dir = tempDir();
+  afterAll(() => dir.dispose());
   afterEach(() => {
     delete process.env[SQLITE_PATH_ENV];
   });
