@@ -1,6 +1,6 @@
-import { type Insertable, type OnConflictBuilder, type Selectable, sql } from "kysely";
+import { type Compilable, type Insertable, type OnConflictBuilder, type Selectable, sql } from "kysely";
 import { holdsLease } from "../fence-check.js";
-import { PreparedQuery } from "../prepared-query.js";
+import { PreparedQuery, type SlotOf } from "../prepared-query.js";
 import type {
   AgbossDatabase,
   CheckpointBlobTable,
@@ -165,23 +165,18 @@ export class CheckpointQueries {
     query: PreparedQuery<Record<string, unknown>, Selectable<CheckpointBlobTable>>;
     args: Record<string, unknown>;
   } {
-    let query = this.#blobsOf.get(sources.length);
-    if (query === undefined) {
-      const count = sources.length;
-      query = new PreparedQuery((slot) =>
-        this.#store.db
-          .selectFrom("agboss_checkpoint_blobs")
-          .selectAll()
-          .where("thread_id", "=", slot("thread_id") as string)
-          .where("checkpoint_ns", "=", slot("checkpoint_ns") as string)
-          .where(
-            "checkpoint_id",
-            "in",
-            Array.from({ length: count }, (_, i) => slot(`source${i}`) as string),
-          ),
-      );
-      this.#blobsOf.set(count, query);
-    }
+    const query = compiledFor(this.#blobsOf, sources.length, (slot, count) =>
+      this.#store.db
+        .selectFrom("agboss_checkpoint_blobs")
+        .selectAll()
+        .where("thread_id", "=", slot("thread_id") as string)
+        .where("checkpoint_ns", "=", slot("checkpoint_ns") as string)
+        .where(
+          "checkpoint_id",
+          "in",
+          Array.from({ length: count }, (_, i) => slot(`source${i}`) as string),
+        ),
+    );
     const args: Record<string, unknown> = { thread_id: key.thread_id, checkpoint_ns: key.checkpoint_ns };
     sources.forEach((source, i) => {
       args[`source${i}`] = source;
@@ -197,17 +192,12 @@ export class CheckpointQueries {
     query: PreparedQuery<Record<string, unknown>>;
     args: Record<string, unknown>;
   } {
-    let query = this.#insertWrites.get(rows.length);
-    if (query === undefined) {
-      const count = rows.length;
-      query = new PreparedQuery((slot) =>
-        this.#store.db
-          .insertInto("agboss_checkpoint_writes")
-          .values(Array.from({ length: count }, (_, i) => writeSlots(slot, String(i))))
-          .onConflict((oc) => oc.columns(WRITE_KEY).doNothing()),
-      );
-      this.#insertWrites.set(count, query);
-    }
+    const query = compiledFor(this.#insertWrites, rows.length, (slot, count) =>
+      this.#store.db
+        .insertInto("agboss_checkpoint_writes")
+        .values(Array.from({ length: count }, (_, i) => writeSlots(slot, String(i))))
+        .onConflict((oc) => oc.columns(WRITE_KEY).doNothing()),
+    );
     const args: Record<string, unknown> = {};
     rows.forEach((row, i) => {
       for (const column of WRITE_COLUMNS) args[`${column}${i}`] = row[column];
@@ -224,30 +214,25 @@ export class CheckpointQueries {
     key: CheckpointKey,
     reached: readonly { checkpoint_id: string; channel: string }[],
   ): { query: PreparedQuery<Record<string, unknown>>; args: Record<string, unknown> } {
-    let query = this.#deleteUnreachedBlobs.get(reached.length);
-    if (query === undefined) {
-      const count = reached.length;
-      query = new PreparedQuery<Record<string, unknown>>((slot) => {
-        let q = this.#store.db
-          .deleteFrom("agboss_checkpoint_blobs")
-          .where("thread_id", "=", slot("thread_id") as string)
-          .where("checkpoint_ns", "=", slot("checkpoint_ns") as string)
-          .where("checkpoint_id", "<", slot("checkpoint_id") as string);
-        if (count > 0) {
-          q = q.where((eb) =>
-            eb(
-              eb.refTuple("checkpoint_id", "channel"),
-              "not in",
-              Array.from({ length: count }, (_, i) =>
-                eb.tuple(slot(`reached_id${i}`) as string, slot(`reached_channel${i}`) as string),
-              ),
+    const query = compiledFor(this.#deleteUnreachedBlobs, reached.length, (slot, count) => {
+      let q = this.#store.db
+        .deleteFrom("agboss_checkpoint_blobs")
+        .where("thread_id", "=", slot("thread_id") as string)
+        .where("checkpoint_ns", "=", slot("checkpoint_ns") as string)
+        .where("checkpoint_id", "<", slot("checkpoint_id") as string);
+      if (count > 0) {
+        q = q.where((eb) =>
+          eb(
+            eb.refTuple("checkpoint_id", "channel"),
+            "not in",
+            Array.from({ length: count }, (_, i) =>
+              eb.tuple(slot(`reached_id${i}`) as string, slot(`reached_channel${i}`) as string),
             ),
-          );
-        }
-        return q;
-      });
-      this.#deleteUnreachedBlobs.set(count, query);
-    }
+          ),
+        );
+      }
+      return q;
+    });
     const args: Record<string, unknown> = { ...key };
     reached.forEach((row, i) => {
       args[`reached_id${i}`] = row.checkpoint_id;
@@ -264,27 +249,22 @@ export class CheckpointQueries {
     query: PreparedQuery<Record<string, unknown>>;
     args: Record<string, unknown>;
   } {
-    let query = this.#upsertBlobs.get(rows.length);
-    if (query === undefined) {
-      const count = rows.length;
-      query = new PreparedQuery((slot) =>
-        this.#store.db
-          .insertInto("agboss_checkpoint_blobs")
-          .values(
-            Array.from({ length: count }, (_, i) => {
-              const row: Record<string, unknown> = {};
-              for (const column of BLOB_COLUMNS) row[column] = slot(`${column}${i}`);
-              return row as unknown as Insertable<CheckpointBlobTable>;
-            }),
-          )
-          .onConflict((oc) =>
-            oc
-              .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
-              .doUpdateSet((eb) => ({ type: eb.ref("excluded.type"), value: eb.ref("excluded.value") })),
-          ),
-      );
-      this.#upsertBlobs.set(count, query);
-    }
+    const query = compiledFor(this.#upsertBlobs, rows.length, (slot, count) =>
+      this.#store.db
+        .insertInto("agboss_checkpoint_blobs")
+        .values(
+          Array.from({ length: count }, (_, i) => {
+            const row: Record<string, unknown> = {};
+            for (const column of BLOB_COLUMNS) row[column] = slot(`${column}${i}`);
+            return row as unknown as Insertable<CheckpointBlobTable>;
+          }),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(["thread_id", "checkpoint_ns", "checkpoint_id", "channel"])
+            .doUpdateSet((eb) => ({ type: eb.ref("excluded.type"), value: eb.ref("excluded.value") })),
+        ),
+    );
     const args: Record<string, unknown> = {};
     rows.forEach((row, i) => {
       for (const column of BLOB_COLUMNS) args[`${column}${i}`] = row[column];
@@ -296,6 +276,23 @@ export class CheckpointQueries {
 const BLOB_COLUMNS = ["thread_id", "checkpoint_ns", "checkpoint_id", "channel", "type", "value"] as const;
 /** Most channel values one upsert carries (6 parameters each, well under any dialect's limit). */
 export const BLOBS_PER_UPSERT = 100;
+
+/**
+ * `cache`'s statement for `count` rows or values, built by `build` and compiled the first time that count
+ * is asked for: for the statements whose shape grows with what they carry (multi-row inserts, `in` lists).
+ */
+function compiledFor<TRow>(
+  cache: Map<number, PreparedQuery<Record<string, unknown>, TRow>>,
+  count: number,
+  build: (slot: SlotOf<Record<string, unknown>>, count: number) => Compilable<unknown>,
+): PreparedQuery<Record<string, unknown>, TRow> {
+  let query = cache.get(count);
+  if (query === undefined) {
+    query = new PreparedQuery((slot) => build(slot, count));
+    cache.set(count, query);
+  }
+  return query;
+}
 
 function writeSlots(slot: (name: string) => unknown, suffix: string): WriteRow {
   const row: Record<string, unknown> = {};
