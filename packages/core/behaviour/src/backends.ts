@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { AnyClass, App, Store } from "@agboss/core";
 import { POSTGRES_URL_ENV, type PostgresStore, postgresStore } from "@agboss/store-postgres";
 import { sqliteStore } from "@agboss/store-sqlite";
@@ -15,8 +15,8 @@ export interface Backend {
 }
 
 // The SQLite files' directories not removed yet. vitest ends its workers without an exit event, so
-// each is removed when its test has finished (after the test's fixtures, its apps included, were torn
-// down), and the backend's own also when their store closes; the exit hook is only a last resort.
+// each goes when its test has finished (after the test's fixtures, its apps and their stores, were torn
+// down); the exit hook is only a last resort.
 const dirs = new Set<string>();
 process.on("exit", () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -35,48 +35,13 @@ export function sqliteFile(): string {
     onTestFinished(() => removeDir(dir));
   } catch {
     // Not inside a test: made while a test file is collected, it goes after the file's tests.
-    try {
-      afterAll(() => removeDir(dir));
-    } catch {
-      // Neither: when its store closes, or at exit.
-    }
+    afterAll(() => removeDir(dir));
   }
   return join(dir, "agboss.sqlite");
 }
 
-/** `store`, whose `close` is `close` instead (which closes it, and cleans up what the test made for it). */
-function closingWith(store: Store, close: () => Promise<void>): Store {
-  return {
-    name: store.name,
-    threads: store.threads,
-    executions: store.executions,
-    leases: store.leases,
-    pauses: store.pauses,
-    budgets: store.budgets,
-    checkpointer: store.checkpointer,
-    atomically: (work) => store.atomically(work),
-    recoveryConcurrency: store.recoveryConcurrency,
-    close,
-  };
-}
-
 export const memoryBackend: Backend = { name: "memory", store: undefined };
-/** A fresh SQLite file per test, its directory removed once the store closes. */
-export const sqliteBackend: Backend = {
-  name: "sqlite",
-  store: async (context): Promise<Store> => {
-    const path = sqliteFile();
-    const dir = dirname(path);
-    const store = await sqliteStore({ path })(context);
-    return closingWith(store, async () => {
-      try {
-        await store.close();
-      } finally {
-        removeDir(dir);
-      }
-    });
-  },
-};
+export const sqliteBackend: Backend = { name: "sqlite", store: () => sqliteStore({ path: sqliteFile() }) };
 export const backends: readonly Backend[] = [memoryBackend, sqliteBackend];
 
 /** The server the Postgres backend runs on: `AGBOSS_POSTGRES_URL`, else the local `test` database. */
@@ -102,13 +67,24 @@ export const postgresBackend: Backend = {
         { cause: error },
       );
     });
-    return closingWith(store, async () => {
-      try {
-        await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
-      } finally {
-        await store.close();
-      }
-    });
+    return {
+      name: store.name,
+      threads: store.threads,
+      executions: store.executions,
+      leases: store.leases,
+      pauses: store.pauses,
+      budgets: store.budgets,
+      checkpointer: store.checkpointer,
+      atomically: (work) => store.atomically(work),
+      recoveryConcurrency: store.recoveryConcurrency,
+      async close() {
+        try {
+          await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
+        } finally {
+          await store.close();
+        }
+      },
+    };
   },
 };
 
