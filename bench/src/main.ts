@@ -50,6 +50,7 @@ import type {
 import { streamOverheadScenario } from "./scenarios/stream-overhead.js";
 import { openSideProcess } from "./side-process.js";
 import { CallTimings, traceSqlite } from "./store-timing.js";
+import { type WalPages, walPagesOfPair } from "./wal-pages.js";
 
 /** Every scenario, in the order they run (`recovery` only when named). */
 const SCENARIOS: readonly Scenario[] = [
@@ -338,6 +339,8 @@ interface ScenarioResult {
   readonly scenario: PairScenario;
   /** With `--trace-store`: per side, what each store call and SQL verb costs per execution. */
   readonly breakdown?: { readonly agboss: TimingRow[]; readonly langgraph: TimingRow[] } | undefined;
+  /** With `--trace-store` on SQLite: the pages each side's executions write, from a count of its own. */
+  readonly walPages?: { readonly agboss: WalPages; readonly langgraph: WalPages } | undefined;
   /** With `--profile`: where each side's time went, from a profiled series of its own. */
   readonly profile?: { readonly agboss: SideProfile; readonly langgraph: SideProfile } | undefined;
   readonly agboss: SideSummary;
@@ -474,6 +477,17 @@ async function runScenario(
                 note: `profile: failed, ${error instanceof Error ? error.message : String(error)}`,
               }),
             );
+      // On fresh files, after the measured and profiled series: nothing of it is in their figures.
+      const walPages =
+        options.traceStore && options.backend === "sqlite"
+          ? await walPagesOfPair(scenario, context).then(
+              (pages) => ({ pages, note: undefined }),
+              (error: unknown) => ({
+                pages: undefined,
+                note: `pages written: not counted, ${error instanceof Error ? error.message : String(error)}`,
+              }),
+            )
+          : undefined;
       const rows = (calls: CallTimings | undefined, statements: CallTimings | undefined) => [
         ...(calls?.perExecution(measured) ?? []),
         ...(statements?.perExecution(measured) ?? []),
@@ -489,6 +503,7 @@ async function runScenario(
           `agboss: ${await agboss.describe()}`,
           `langgraph: ${await langgraph.describe()}`,
           ...(profiled?.note === undefined ? [] : [profiled.note]),
+          ...(walPages?.note === undefined ? [] : [walPages.note]),
         ],
         phases: measuredPhases,
         breakdown:
@@ -496,6 +511,7 @@ async function runScenario(
             ? undefined
             : { agboss: rows(trace.agboss, sql?.agboss), langgraph: rows(trace.langgraph, sql?.langgraph) },
         profile: profiled?.profile,
+        walPages: walPages?.pages,
       };
     } finally {
       await Promise.allSettled([agboss.side.close(), langgraph.side.close()]);
@@ -647,7 +663,29 @@ function printTable(results: readonly ScenarioResult[], options: BenchOptions): 
         }
       }
     }
+    if (r.walPages !== undefined) printWalPages(r.walPages);
     if (r.profile !== undefined) printProfile(r.profile);
+  }
+}
+
+/** How many of each side's written pages a table or index must have to be named on its own. */
+const NAMED_TREE_PAGES = 0.5;
+
+function printWalPages(pages: { readonly agboss: WalPages; readonly langgraph: WalPages }): void {
+  const { executions } = pages.agboss;
+  console.log(
+    `  pages written per execution (the SQLite write-ahead log of ${executions} executions per side on fresh files, checkpoints inline):`,
+  );
+  for (const [label, side] of [
+    ["AGBoss", pages.agboss],
+    ["LangGraph", pages.langgraph],
+  ] as const) {
+    const named = side.byTree.filter((t) => t.pages >= NAMED_TREE_PAGES);
+    const rest = side.byTree.length - named.length;
+    const trees = named.map((t) => `${t.tree} ${t.pages.toFixed(1)}`).join(", ");
+    console.log(
+      `    ${label}: ${side.pages.toFixed(1)} pages in ${side.commits.toFixed(1)} commits; ${trees}${rest > 0 ? `, ${rest} more below ${NAMED_TREE_PAGES}` : ""}`,
+    );
   }
 }
 
@@ -709,6 +747,14 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
         ratio: round(r.ratio),
         ratioByRound: r.ratioByRound.map(round),
         target: targetOf(r.scenario.id, options) ?? null,
+        ...(r.walPages === undefined
+          ? {}
+          : {
+              walPages: {
+                agboss: walPagesJson(r.walPages.agboss),
+                langgraph: walPagesJson(r.walPages.langgraph),
+              },
+            }),
         ...(r.profile === undefined
           ? {}
           : {
@@ -729,6 +775,16 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
       },
     ],
   });
+}
+
+/** A side's page count in `BENCH_RESULT`: per execution, every table and index it wrote to. */
+function walPagesJson(pages: WalPages) {
+  return {
+    executions: pages.executions,
+    pages: round(pages.pages),
+    commits: round(pages.commits),
+    byTree: Object.fromEntries(pages.byTree.map((t) => [t.tree, round(t.pages)])),
+  };
 }
 
 /** A side's profile in `BENCH_RESULT`: its totals and every part of at least 1 µs per execution. */

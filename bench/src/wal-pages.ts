@@ -1,0 +1,138 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pairBackend } from "./backends.js";
+import { PhaseTimings } from "./measure.js";
+import type { PairScenario, ScenarioContext, SideName } from "./scenarios/scenario.js";
+
+// What each side of a pair writes to its SQLite file, counted in pages: every commit appends the
+// pages it changed to the write-ahead log, one frame each, so the log of a few executions, read back,
+// tells how many pages an execution writes, how many commits carry them and which tables and indexes
+// they belong to. Unlike a timing, the count is the same on any machine, so a change to the store's
+// rows, indexes or commits shows in it exactly.
+
+/** Executions run before the count, so that both files hold a hundred threads and their indexes have some depth. */
+const WARMUP = 100;
+/** Executions counted: few enough that the log stays below SQLite's 1,000-page automatic checkpoint. */
+const COUNTED = 10;
+/** Where SQLite checkpoints a log on its own (its default `wal_autocheckpoint`, and the store's inline one). */
+const AUTOCHECKPOINT_PAGES = 1_000;
+/** The write-ahead log's header and each frame's, in bytes (SQLite's file format). */
+const WAL_HEADER = 32;
+const FRAME_HEADER = 24;
+
+/** The better-sqlite3 calls the count needs (the bench does not need its type package). */
+type CountingDatabase = {
+  pragma(source: string): unknown;
+  prepare(sql: string): { all(): unknown[] };
+  close(): void;
+};
+const Database = createRequire(import.meta.url)("better-sqlite3") as new (
+  file: string,
+  options?: { readonly?: boolean },
+) => CountingDatabase;
+
+/** One side's count: per execution, pages written and commits, and pages by the table or index they belong to. */
+export interface WalPages {
+  readonly executions: number;
+  readonly pages: number;
+  readonly commits: number;
+  /** Pages per execution by table or index (as `dbstat` names them), most first. */
+  readonly byTree: readonly { readonly tree: string; readonly pages: number }[];
+}
+
+/**
+ * Counts, for each side of `scenario` on SQLite, the pages its executions write: on fresh files beside
+ * the run's (`dir`), with the side's durability, its log checkpointed only when the count allows (inline
+ * for AGBoss's store, so no checkpoint thread empties the log while it is read).
+ */
+export async function walPagesOfPair(
+  scenario: PairScenario,
+  context: ScenarioContext,
+): Promise<{ agboss: WalPages; langgraph: WalPages }> {
+  const dir = join(context.dir, "wal-pages");
+  mkdirSync(dir, { recursive: true });
+  const counting: ScenarioContext = {
+    ...context,
+    dir,
+    walCheckpoints: "inline",
+    trace: undefined,
+    sqlTimings: undefined,
+  };
+  const files = pairBackend(counting, scenario.appName).sqlKeys;
+  if (files === undefined) throw new Error("pages are counted on SQLite only");
+  const agboss = await countSide(scenario, counting, "agboss", files.agboss);
+  const langgraph = await countSide(scenario, counting, "langgraph", files.langgraph);
+  return { agboss, langgraph };
+}
+
+async function countSide(
+  scenario: PairScenario,
+  context: ScenarioContext,
+  which: SideName,
+  file: string,
+): Promise<WalPages> {
+  const opened = await scenario.openSide(context, which, new PhaseTimings());
+  try {
+    for (let i = 0; i < WARMUP; i += 1) await opened.side.runOnce(i);
+    // Empties the log, so that from here on it holds only the counted executions' frames.
+    const other = new Database(file);
+    try {
+      const [result] = other.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+      if (result?.busy !== 0) throw new Error(`${which}: the log could not be emptied before the count`);
+    } finally {
+      other.close();
+    }
+    for (let i = 0; i < COUNTED; i += 1) await opened.side.runOnce(WARMUP + i);
+    return readLog(file, COUNTED, which);
+  } finally {
+    await opened.side.close();
+  }
+}
+
+/** Reads `file`'s log (while its side is still open, so nothing has checkpointed it away). */
+function readLog(file: string, executions: number, which: SideName): WalPages {
+  const log = readFileSync(`${file}-wal`);
+  if (log.length < WAL_HEADER) throw new Error(`${which}: the log is empty`);
+  const pageSize = log.readUInt32BE(8);
+  const salts = [log.readUInt32BE(16), log.readUInt32BE(20)];
+  const frameSize = FRAME_HEADER + pageSize;
+  const owners = treesByPage(file);
+  const byTree = new Map<string, number>();
+  let frames = 0;
+  let commits = 0;
+  for (let at = WAL_HEADER; at + frameSize <= log.length; at += frameSize) {
+    // A frame of an earlier generation of the log (before a checkpoint restarted it) is not this count's.
+    if (log.readUInt32BE(at + 8) !== salts[0] || log.readUInt32BE(at + 12) !== salts[1]) break;
+    const page = log.readUInt32BE(at);
+    frames += 1;
+    if (log.readUInt32BE(at + 4) !== 0) commits += 1;
+    const tree = page === 1 ? "(page 1: the file's header)" : (owners.get(page) ?? "(free pages)");
+    byTree.set(tree, (byTree.get(tree) ?? 0) + 1);
+  }
+  if (frames >= AUTOCHECKPOINT_PAGES || WAL_HEADER + frames * frameSize !== log.length) {
+    throw new Error(`${which}: the log was checkpointed during the count (${frames} frames read)`);
+  }
+  return {
+    executions,
+    pages: frames / executions,
+    commits: commits / executions,
+    byTree: [...byTree]
+      .map(([tree, pages]) => ({ tree, pages: pages / executions }))
+      .sort((a, b) => b.pages - a.pages || a.tree.localeCompare(b.tree)),
+  };
+}
+
+/** Which table or index each page of `file` belongs to now (its log included), from SQLite's `dbstat`. */
+function treesByPage(file: string): Map<number, string> {
+  const reader = new Database(file, { readonly: true });
+  try {
+    const rows = reader.prepare("select name, pageno from dbstat").all() as {
+      name: string;
+      pageno: number;
+    }[];
+    return new Map(rows.map((row) => [row.pageno, row.name]));
+  } finally {
+    reader.close();
+  }
+}
