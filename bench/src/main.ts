@@ -121,7 +121,8 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --wal-checkpoints W  SQLite only: where AGBoss's store copies its log into the file: background (default,
                    the store's own: on a thread of its own) or inline (in the commit that fills it, as
                    SqliteSaver's connection does)
-  --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little)
+  --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little);
+                   on SQLite, also count the pages each side writes per execution (on fresh files, after)
   --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
                    one of them, not both in one process); refused when only solo scenarios would run
   --profile DIR    pair scenarios: after the rounds, each side runs alone under V8's sampling profiler
@@ -341,6 +342,8 @@ interface ScenarioResult {
   readonly breakdown?: { readonly agboss: TimingRow[]; readonly langgraph: TimingRow[] } | undefined;
   /** With `--trace-store` on SQLite: the pages each side's executions write, from a count of its own. */
   readonly walPages?: { readonly agboss: WalPages; readonly langgraph: WalPages } | undefined;
+  /** Why the page count failed, when it did (the measured figures stand). */
+  readonly walPagesError?: string | undefined;
   /** With `--profile`: where each side's time went, from a profiled series of its own. */
   readonly profile?: { readonly agboss: SideProfile; readonly langgraph: SideProfile } | undefined;
   readonly agboss: SideSummary;
@@ -481,10 +484,10 @@ async function runScenario(
       const walPages =
         options.traceStore && options.backend === "sqlite"
           ? await walPagesOfPair(scenario, context).then(
-              (pages) => ({ pages, note: undefined }),
+              (pages) => ({ pages, error: undefined }),
               (error: unknown) => ({
                 pages: undefined,
-                note: `pages written: not counted, ${error instanceof Error ? error.message : String(error)}`,
+                error: error instanceof Error ? error.message : String(error),
               }),
             )
           : undefined;
@@ -503,7 +506,7 @@ async function runScenario(
           `agboss: ${await agboss.describe()}`,
           `langgraph: ${await langgraph.describe()}`,
           ...(profiled?.note === undefined ? [] : [profiled.note]),
-          ...(walPages?.note === undefined ? [] : [walPages.note]),
+          ...(walPages?.error === undefined ? [] : [`pages written: not counted, ${walPages.error}`]),
         ],
         phases: measuredPhases,
         breakdown:
@@ -512,6 +515,7 @@ async function runScenario(
             : { agboss: rows(trace.agboss, sql?.agboss), langgraph: rows(trace.langgraph, sql?.langgraph) },
         profile: profiled?.profile,
         walPages: walPages?.pages,
+        walPagesError: walPages?.error,
       };
     } finally {
       await Promise.allSettled([agboss.side.close(), langgraph.side.close()]);
@@ -674,7 +678,7 @@ const NAMED_TREE_PAGES = 0.5;
 function printWalPages(pages: { readonly agboss: WalPages; readonly langgraph: WalPages }): void {
   const { executions } = pages.agboss;
   console.log(
-    `  pages written per execution (the SQLite write-ahead log of ${executions} executions per side on fresh files, checkpoints inline):`,
+    `  pages written per execution (the SQLite write-ahead log of ${executions} executions per side, after ${pages.agboss.warmup} on fresh files, checkpoints inline):`,
   );
   for (const [label, side] of [
     ["AGBoss", pages.agboss],
@@ -747,14 +751,17 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
         ratio: round(r.ratio),
         ratioByRound: r.ratioByRound.map(round),
         target: targetOf(r.scenario.id, options) ?? null,
-        ...(r.walPages === undefined
-          ? {}
-          : {
-              walPages: {
-                agboss: walPagesJson(r.walPages.agboss),
-                langgraph: walPagesJson(r.walPages.langgraph),
-              },
-            }),
+        ...(r.walPagesError !== undefined
+          ? { walPages: { error: r.walPagesError } }
+          : r.walPages === undefined
+            ? {}
+            : {
+                walPages: {
+                  walCheckpoints: "inline",
+                  agboss: walPagesJson(r.walPages.agboss),
+                  langgraph: walPagesJson(r.walPages.langgraph),
+                },
+              }),
         ...(r.profile === undefined
           ? {}
           : {
@@ -780,6 +787,7 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
 /** A side's page count in `BENCH_RESULT`: per execution, every table and index it wrote to. */
 function walPagesJson(pages: WalPages) {
   return {
+    warmup: pages.warmup,
     executions: pages.executions,
     pages: round(pages.pages),
     commits: round(pages.commits),

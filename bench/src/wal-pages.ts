@@ -20,6 +20,8 @@ const AUTOCHECKPOINT_PAGES = 1_000;
 /** The write-ahead log's header and each frame's, in bytes (SQLite's file format). */
 const WAL_HEADER = 32;
 const FRAME_HEADER = 24;
+/** The first word of a write-ahead log, by the byte order of its checksums. */
+const WAL_MAGIC = [0x377f0682, 0x377f0683];
 
 /** The better-sqlite3 calls the count needs (the bench does not need its type package). */
 type CountingDatabase = {
@@ -34,6 +36,8 @@ const Database = createRequire(import.meta.url)("better-sqlite3") as new (
 
 /** One side's count: per execution, pages written and commits, and pages by the table or index they belong to. */
 export interface WalPages {
+  /** Executions run on the fresh files before the count, and counted. */
+  readonly warmup: number;
   readonly executions: number;
   readonly pages: number;
   readonly commits: number;
@@ -83,17 +87,31 @@ async function countSide(
     } finally {
       other.close();
     }
-    for (let i = 0; i < COUNTED; i += 1) await opened.side.runOnce(WARMUP + i);
-    return readLog(file, COUNTED, which);
+    await opened.side.runOnce(WARMUP);
+    // The log's generation as the first counted commit began it: a checkpoint that restarts the log
+    // later (the automatic one, say) starts a new generation, and the count refuses it.
+    const generation = generationOf(readFileSync(`${file}-wal`), which);
+    for (let i = 1; i < COUNTED; i += 1) await opened.side.runOnce(WARMUP + i);
+    return readLog(file, COUNTED, which, generation);
   } finally {
     await opened.side.close();
   }
 }
 
+/** A log's checkpoint sequence number and first salt, which change whenever the log restarts. */
+function generationOf(log: Buffer, which: SideName): string {
+  if (log.length < WAL_HEADER || !WAL_MAGIC.includes(log.readUInt32BE(0))) {
+    throw new Error(`${which}: no write-ahead log to read`);
+  }
+  return `${log.readUInt32BE(12)}/${log.readUInt32BE(16)}`;
+}
+
 /** Reads `file`'s log (while its side is still open, so nothing has checkpointed it away). */
-function readLog(file: string, executions: number, which: SideName): WalPages {
+function readLog(file: string, executions: number, which: SideName, generation: string): WalPages {
   const log = readFileSync(`${file}-wal`);
-  if (log.length < WAL_HEADER) throw new Error(`${which}: the log is empty`);
+  if (generationOf(log, which) !== generation) {
+    throw new Error(`${which}: the log restarted during the count (a checkpoint copied it into the file)`);
+  }
   const pageSize = log.readUInt32BE(8);
   const salts = [log.readUInt32BE(16), log.readUInt32BE(20)];
   const frameSize = FRAME_HEADER + pageSize;
@@ -101,19 +119,29 @@ function readLog(file: string, executions: number, which: SideName): WalPages {
   const byTree = new Map<string, number>();
   let frames = 0;
   let commits = 0;
+  let lastCommits = false;
   for (let at = WAL_HEADER; at + frameSize <= log.length; at += frameSize) {
     // A frame of an earlier generation of the log (before a checkpoint restarted it) is not this count's.
     if (log.readUInt32BE(at + 8) !== salts[0] || log.readUInt32BE(at + 12) !== salts[1]) break;
     const page = log.readUInt32BE(at);
     frames += 1;
-    if (log.readUInt32BE(at + 4) !== 0) commits += 1;
+    lastCommits = log.readUInt32BE(at + 4) !== 0;
+    if (lastCommits) commits += 1;
     const tree = page === 1 ? "(page 1: the file's header)" : (owners.get(page) ?? "(free pages)");
     byTree.set(tree, (byTree.get(tree) ?? 0) + 1);
   }
-  if (frames >= AUTOCHECKPOINT_PAGES || WAL_HEADER + frames * frameSize !== log.length) {
-    throw new Error(`${which}: the log was checkpointed during the count (${frames} frames read)`);
+  if (frames >= AUTOCHECKPOINT_PAGES) {
+    // At 1,000 pages the next commit checkpoints, so a count that reaches it may have lost frames:
+    // a scenario writing 100 pages an execution or more needs fewer counted executions.
+    throw new Error(
+      `${which}: the log reached SQLite's automatic checkpoint (${frames} pages); count fewer executions`,
+    );
+  }
+  if (WAL_HEADER + frames * frameSize !== log.length || !lastCommits) {
+    throw new Error(`${which}: the log holds frames of no commit of the count (${frames} read)`);
   }
   return {
+    warmup: WARMUP,
     executions,
     pages: frames / executions,
     commits: commits / executions,
