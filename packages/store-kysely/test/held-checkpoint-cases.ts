@@ -176,6 +176,31 @@ export function heldCheckpointCases(
   );
 
   test(
+    "writes to a new thread's empty starting checkpoint (a start by command writes its update there) are dropped by the first put: that checkpoint is never stored, and no read reaches them",
+    withStore(async (store, fence) => {
+      const saver = store.checkpointer;
+      // As LangGraph starts a new thread from a command: its update goes to the empty checkpoint the loop
+      // starts from (never put), then the first checkpoint is put with no parent.
+      const empty = checkpoint({}, {});
+      await saver.putWrites(
+        passConfig(fence, empty.id),
+        [["a", "a1"]],
+        "00000000-0000-0000-0000-000000000000",
+      );
+      const c1 = checkpoint({ a: "a1" }, { a: 1 });
+      await saver.put(passConfig(fence), c1, META, { a: 1 });
+      await saver.putWrites(passConfig(fence, c1.id), [["a", "write on c1"]], "task-1");
+
+      expect(await renew(store, fence)).toBe(true);
+      expect(await stored(store, fence.key)).toEqual({
+        checkpoints: [{ checkpoint_id: c1.id }],
+        blobs: [{ checkpoint_id: c1.id, channel: "a" }],
+        writes: [{ checkpoint_id: c1.id, task_id: "task-1" }],
+      });
+    }),
+  );
+
+  test(
     "a pass that goes on from a stored checkpoint deletes it, with its writes and the values nothing points at, even when the put that supersedes it was itself superseded in memory",
     withStore(async (store, fence) => {
       const [, , c3] = await passChain(store, fence);

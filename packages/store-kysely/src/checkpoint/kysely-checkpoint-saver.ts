@@ -514,8 +514,17 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
             .filter(([, checkpointId]) => checkpointId !== checkpoint.id)
             .map(([channel, checkpointId]) => ({ channel, checkpoint_id: checkpointId }))
         : undefined;
+    // Writes held for a checkpoint that was never put: a put with no parent is the first of its thread
+    // and namespace, so the writes before it went to the graph's empty starting checkpoint (a command
+    // that starts a new thread writes its update there). No read can reach them: they are dropped.
+    const unborn =
+      current !== undefined &&
+      parentId === undefined &&
+      current.put === undefined &&
+      sameFence(current.fence, fence) &&
+      current.checkpointId < checkpoint.id;
     if (holds && fence !== undefined) {
-      if (current !== undefined && current === superseded) this.#drop(current);
+      if (current !== undefined && (current === superseded || unborn)) this.#drop(current);
       else if (current !== undefined) void this.#storeHeld(current);
       this.#hold({
         fence,
