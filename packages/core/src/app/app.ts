@@ -42,7 +42,7 @@ import { Recovery } from "../execution/recovery.js";
 import { tenantOf, threadOpenFor } from "../execution/start.js";
 import { CONTINUE, ENDED, readTree, type Tree } from "../execution/tree.js";
 import { TreeLeases } from "../execution/tree-leases.js";
-import { type CompiledFlow, compileFlow } from "../graph/compile-flow.js";
+import { type CompiledFlow, compileFlow, startOf } from "../graph/compile-flow.js";
 import { LogLevel } from "../logging/logger.js";
 import type { ModelRegistry } from "../models/model-registry.js";
 import type { PauseRecord } from "../pauses/pause-record.js";
@@ -301,7 +301,7 @@ export class App {
     return this.#mover.move({
       tree,
       lease,
-      first: { run: { reset: { executionId, input: value } }, visit: { set: null } },
+      first: startOf(flow, { run: { reset: { executionId, input: value } }, visit: { set: null } }),
       newThread,
       withRecord: options.record === true,
       signal: options.signal,

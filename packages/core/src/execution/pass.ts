@@ -269,6 +269,9 @@ export class TreeMover {
           else if (owesWork(snapshot)) command = null;
           else return { snapshot, moved };
         }
+        // Stopped already (the caller's signal, a lost lease): invoke would store the start's checkpoint
+        // before it looked, and a start aborted before the graph ran would then be left for recovery.
+        pass.controller.signal.throwIfAborted();
         moved = true;
         out = (await ExecutionContext.run(frame, () =>
           graph.invoke(command as never, {
