@@ -301,7 +301,11 @@ export class App {
     return this.#mover.move({
       tree,
       lease,
-      first: startOf(flow, { run: { reset: { executionId, input: value } }, visit: { set: null } }),
+      first: startOf(
+        flow,
+        { run: { reset: { executionId, input: value } }, visit: { set: null } },
+        newThread,
+      ),
       newThread,
       withRecord: options.record === true,
       signal: options.signal,
