@@ -225,7 +225,7 @@ export class App {
     // The lease, the checks under it and the first records are one unit: one commit, and on a database
     // nothing to undo when a check refuses the start (the in-memory store keeps the lease: let go below).
     let acquired: Lease | undefined;
-    const { lease, tree, newThread } = await store
+    const { lease, tree, newThread, finished } = await store
       .atomically(async () => {
         const lease = await this.#leases.tryAcquire(`${tenant.tenantId}/${threadId}`);
         acquired = lease;
@@ -269,13 +269,13 @@ export class App {
           ownerId: options.ownerId,
           workflowName: flow.workflow.name,
           latestExecutionId: executionId,
-          createdAt: thread?.createdAt ?? startedAt,
+          createdAt: thread.record?.createdAt ?? startedAt,
           updatedAt: startedAt,
         });
         await this.#recorder.save(
           this.#recorder.build(tree, { status: ExecutionStatus.Running, pauses: [] }),
         );
-        return { lease, tree, newThread: thread === undefined };
+        return { lease, tree, newThread: thread.record === undefined, finished: thread.finished };
       })
       .catch(async (error: unknown) => {
         if (acquired !== undefined) await store.leases.release(acquired).catch(() => undefined);
@@ -301,11 +301,7 @@ export class App {
     return this.#mover.move({
       tree,
       lease,
-      first: startOf(
-        flow,
-        { run: { reset: { executionId, input: value } }, visit: { set: null } },
-        newThread,
-      ),
+      first: startOf(flow, { run: { reset: { executionId, input: value } }, visit: { set: null } }, finished),
       newThread,
       withRecord: options.record === true,
       signal: options.signal,

@@ -5,6 +5,17 @@ import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { ThreadRecord } from "../store/thread-record.js";
 
+/** A thread a new execution may start on (see {@link threadOpenFor}). @internal */
+export interface OpenThread {
+  /** The thread's record; undefined for a new thread. */
+  readonly record: ThreadRecord | undefined;
+  /**
+   * Whether the thread's last checkpoint holds no step left unfinished: a new thread, or one whose
+   * latest execution completed. One cancelled or failed may have stopped in the middle of a step.
+   */
+  readonly finished: boolean;
+}
+
 /**
  * Whether a new execution may start on a thread, and the thread when it exists: only its owner starts
  * on it, only its own workflow, and not while its latest execution waits on a pause or is still moving
@@ -19,11 +30,11 @@ export async function threadOpenFor(
     readonly ownerId: string;
     readonly workflowName: string;
   },
-): Promise<ThreadRecord | undefined> {
+): Promise<OpenThread> {
   const { tenantId, threadId, ownerId, workflowName } = at;
   const { store } = services;
   const thread = await store.threads.findByTenantIdAndThreadId(tenantId, threadId);
-  if (thread === undefined) return undefined;
+  if (thread === undefined) return { record: undefined, finished: true };
   if (thread.ownerId !== ownerId) throw new ThreadOwnerError(threadId);
   if (thread.workflowName !== workflowName) {
     throw new ThreadBusyError(
@@ -44,7 +55,7 @@ export async function threadOpenFor(
       `execution ${latest.executionId} is still running (or being recovered after its process stopped); retry when it has ended.`,
     );
   }
-  return thread;
+  return { record: thread, finished: latest?.status === ExecutionStatus.Completed };
 }
 
 /**

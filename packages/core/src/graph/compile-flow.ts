@@ -99,20 +99,21 @@ export function compileFlow(
 }
 
 /**
- * What starts `flow`'s graph with `update` as its state. On a new thread, a command that writes the
- * state and goes to the flow's first step, where the edge from START leads: plain input would first run
- * START's own node as a step, whose only work is to copy the input into the state (one task, one
- * checkpoint and one set of writes more per execution). On a thread that held an execution before,
- * plain input: its last checkpoint may still hold the tasks of a step that execution was cancelled or
- * failed in, which input marks as seen and a command would run again. @internal
+ * What starts `flow`'s graph with `update` as its state. On a thread whose last checkpoint holds no
+ * unfinished step (`finished`: a new thread, or one whose latest execution completed), a command that
+ * writes the state and goes to the flow's first step, where the edge from START leads: plain input would
+ * first run START's own node as a step, whose only work is to copy the input into the state (one task,
+ * one checkpoint and one set of writes more per execution). Otherwise plain input: the last checkpoint
+ * of a cancelled or failed execution may still hold the tasks of the step it stopped in, which input
+ * marks as seen and a command would run again. @internal
  */
 export function startOf(
   flow: AssembledFlow,
   update: FlowStateUpdate,
-  newThread: boolean,
+  finished: boolean,
 ): Command | FlowStateUpdate {
   const first = flow.steps[0]?.nodeId;
-  return first === undefined || !newThread ? update : new Command({ update, goto: first });
+  return first === undefined || !finished ? update : new Command({ update, goto: first });
 }
 
 /** A compiled flow. @internal */
