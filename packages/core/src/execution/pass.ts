@@ -442,8 +442,8 @@ export class TreeMover {
   }
 
   /**
-   * Whether the execution's first step was stored: a checkpoint names it (on a new thread the start's
-   * own, stored as the graph begins; on a reused one, that of its first step). An aborted `invoke` returns
+   * Whether the execution's first step was stored: a checkpoint names it (the start's own, stored as the
+   * graph begins when it starts by command; after plain input, that of its first step). An aborted `invoke` returns
    * before LangGraph's checkpoint writes in flight have landed, so a missing one is looked for again a
    * few times before the answer is no.
    */
