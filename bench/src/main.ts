@@ -340,10 +340,14 @@ interface ScenarioResult {
   readonly scenario: PairScenario;
   /** With `--trace-store`: per side, what each store call and SQL verb costs per execution. */
   readonly breakdown?: { readonly agboss: TimingRow[]; readonly langgraph: TimingRow[] } | undefined;
-  /** With `--trace-store` on SQLite: the pages each side's executions write, from a count of its own. */
-  readonly walPages?: { readonly agboss: WalPages; readonly langgraph: WalPages } | undefined;
-  /** Why the page count failed, when it did (the measured figures stand). */
-  readonly walPagesError?: string | undefined;
+  /**
+   * With `--trace-store` on SQLite: the pages each side's executions write, from a count of its own, or
+   * why that count failed (the measured figures stand).
+   */
+  readonly walPages?:
+    | { readonly agboss: WalPages; readonly langgraph: WalPages }
+    | { readonly error: string }
+    | undefined;
   /** With `--profile`: where each side's time went, from a profiled series of its own. */
   readonly profile?: { readonly agboss: SideProfile; readonly langgraph: SideProfile } | undefined;
   readonly agboss: SideSummary;
@@ -483,13 +487,9 @@ async function runScenario(
       // On fresh files, after the measured and profiled series: nothing of it is in their figures.
       const walPages =
         options.traceStore && options.backend === "sqlite"
-          ? await walPagesOfPair(scenario, context).then(
-              (pages) => ({ pages, error: undefined }),
-              (error: unknown) => ({
-                pages: undefined,
-                error: error instanceof Error ? error.message : String(error),
-              }),
-            )
+          ? await walPagesOfPair(scenario, context).catch((error: unknown) => ({
+              error: error instanceof Error ? error.message : String(error),
+            }))
           : undefined;
       const rows = (calls: CallTimings | undefined, statements: CallTimings | undefined) => [
         ...(calls?.perExecution(measured) ?? []),
@@ -506,7 +506,9 @@ async function runScenario(
           `agboss: ${await agboss.describe()}`,
           `langgraph: ${await langgraph.describe()}`,
           ...(profiled?.note === undefined ? [] : [profiled.note]),
-          ...(walPages?.error === undefined ? [] : [`pages written: not counted, ${walPages.error}`]),
+          ...(walPages !== undefined && "error" in walPages
+            ? [`pages written: not counted, ${walPages.error}`]
+            : []),
         ],
         phases: measuredPhases,
         breakdown:
@@ -514,8 +516,7 @@ async function runScenario(
             ? undefined
             : { agboss: rows(trace.agboss, sql?.agboss), langgraph: rows(trace.langgraph, sql?.langgraph) },
         profile: profiled?.profile,
-        walPages: walPages?.pages,
-        walPagesError: walPages?.error,
+        walPages,
       };
     } finally {
       await Promise.allSettled([agboss.side.close(), langgraph.side.close()]);
@@ -667,7 +668,7 @@ function printTable(results: readonly ScenarioResult[], options: BenchOptions): 
         }
       }
     }
-    if (r.walPages !== undefined) printWalPages(r.walPages);
+    if (r.walPages !== undefined && !("error" in r.walPages)) printWalPages(r.walPages);
     if (r.profile !== undefined) printProfile(r.profile);
   }
 }
@@ -751,17 +752,18 @@ function pairJson(r: ScenarioResult, options: BenchOptions): string {
         ratio: round(r.ratio),
         ratioByRound: r.ratioByRound.map(round),
         target: targetOf(r.scenario.id, options) ?? null,
-        ...(r.walPagesError !== undefined
-          ? { walPages: { error: r.walPagesError } }
-          : r.walPages === undefined
-            ? {}
-            : {
-                walPages: {
-                  walCheckpoints: "inline",
-                  agboss: walPagesJson(r.walPages.agboss),
-                  langgraph: walPagesJson(r.walPages.langgraph),
-                },
-              }),
+        ...(r.walPages === undefined
+          ? {}
+          : {
+              walPages:
+                "error" in r.walPages
+                  ? r.walPages
+                  : {
+                      walCheckpoints: "inline",
+                      agboss: walPagesJson(r.walPages.agboss),
+                      langgraph: walPagesJson(r.walPages.langgraph),
+                    },
+            }),
         ...(r.profile === undefined
           ? {}
           : {
