@@ -49,6 +49,26 @@ describe("pages a write leaves alone", () => {
     }
   });
 
+  test("asking a pause writes no page of the resolved index (it holds only pauses with an answer's time)", async () => {
+    const database = new Database(dir.file("asked.sqlite"));
+    const store = await SqliteStore.open({ database });
+    try {
+      const written = await pagesWritten(database, async () => {
+        await store.pauses.findOrCreate(pause("p-1"));
+      });
+      expect(written).toContain("agboss_pauses_inbox_idx");
+      expect(written).not.toContain("agboss_pauses_resolved_idx");
+      // Answered, it has an entry: the answer's commit writes the index.
+      const answered = await pagesWritten(database, async () => {
+        await store.pauses.resolve("t", "p-1", { decision: { approved: true }, responder: "o" }, 2);
+      });
+      expect(answered).toContain("agboss_pauses_resolved_idx");
+    } finally {
+      await store.close();
+      database.close();
+    }
+  });
+
   test("answering a pause without a deadline does not touch the deadline index", async () => {
     const database = new Database(dir.file("pauses.sqlite"));
     const store = await SqliteStore.open({ database });

@@ -347,4 +347,21 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
         .execute();
     },
   },
+  {
+    // The resolved index serves the sweep's answered pauses and retention, both by `resolved_at`, yet it
+    // held every waiting pause too (with no `resolved_at`): each new pause wrote a page of it, and at a
+    // million waiting pauses it held a million entries no query reads. Only pauses with a `resolved_at`
+    // are in it now: both queries compare `resolved_at`, which implies the condition, so both dialects
+    // still read them straight from the index.
+    name: "pauses-resolved-index-partial",
+    async up(db) {
+      await db.schema.dropIndex("agboss_pauses_resolved_idx").execute();
+      await db.schema
+        .createIndex("agboss_pauses_resolved_idx")
+        .on("agboss_pauses")
+        .columns(["status", "resolved_at", "tenant_id", "pause_id"])
+        .where(sql.ref("resolved_at"), "is not", null)
+        .execute();
+    },
+  },
 ]);

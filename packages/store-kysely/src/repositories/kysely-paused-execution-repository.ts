@@ -130,8 +130,9 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         .where("tenant_id", "=", slot("tenantId"))
         .where("pause_id", "=", slot("pauseId")),
     );
-    // Served by agboss_pauses_resolved_idx (status, resolved_at, tenant_id, pause_id): a range scan
-    // in index order that stops at the limit, whatever else the table holds.
+    // Served by agboss_pauses_resolved_idx (status, resolved_at, tenant_id, pause_id; only pauses with a
+    // resolved_at, which `resolved_at < ?` implies): a range scan in index order that stops at the
+    // limit, whatever else the table holds.
     this.#resolvedBefore = new PreparedQuery((slot) =>
       db
         .selectFrom("agboss_pauses")
