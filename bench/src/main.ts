@@ -122,7 +122,8 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
                    the store's own: on a thread of its own) or inline (in the commit that fills it, as
                    SqliteSaver's connection does)
   --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little);
-                   on SQLite, also count the pages each side writes per execution (on fresh files, after)
+                   on SQLite, also count the pages each side writes per execution, by table and index
+                   and by commit (on fresh files, after)
   --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
                    one of them, not both in one process); refused when only solo scenarios would run
   --profile DIR    pair scenarios: after the rounds, each side runs alone under V8's sampling profiler
@@ -691,8 +692,23 @@ function printWalPages(pages: { readonly agboss: WalPages; readonly langgraph: W
     console.log(
       `    ${label}: ${side.pages.toFixed(1)} pages in ${side.commits.toFixed(1)} commits; ${trees}${rest > 0 ? `, ${rest} more below ${NAMED_TREE_PAGES}` : ""}`,
     );
+    if (side.byCommit === undefined) {
+      console.log(`      by commit: not shown (the executions made different numbers of commits)`);
+      continue;
+    }
+    side.byCommit.forEach((commit, place) => {
+      const most = commit.byTree.slice(0, COMMIT_TREES);
+      const others = commit.byTree.length - most.length;
+      const named = most.map((t) => `${t.tree} ${t.pages.toFixed(1)}`).join(", ");
+      console.log(
+        `      commit ${place + 1}: ${commit.pages.toFixed(1)} pages (${named}${others > 0 ? `, ${others} more` : ""})`,
+      );
+    });
   }
 }
+
+/** How many tables and indexes each commit's line names, most pages first. */
+const COMMIT_TREES = 4;
 
 /** The run's settings, at the head of every `BENCH_RESULT` line. */
 function runJson(options: BenchOptions) {
@@ -794,6 +810,11 @@ function walPagesJson(pages: WalPages) {
     pages: round(pages.pages),
     commits: round(pages.commits),
     byTree: Object.fromEntries(pages.byTree.map((t) => [t.tree, round(t.pages)])),
+    byCommit:
+      pages.byCommit?.map((commit) => ({
+        pages: round(commit.pages),
+        byTree: Object.fromEntries(commit.byTree.map((t) => [t.tree, round(t.pages)])),
+      })) ?? null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pairBackend } from "./backends.js";
@@ -42,7 +42,18 @@ export interface WalPages {
   readonly pages: number;
   readonly commits: number;
   /** Pages per execution by table or index (as `dbstat` names them), most first. */
-  readonly byTree: readonly { readonly tree: string; readonly pages: number }[];
+  readonly byTree: readonly TreePages[];
+  /**
+   * The execution's commits in the order it makes them, each with its pages (mean over the counted
+   * executions); undefined when they did not all make the same number of commits.
+   */
+  readonly byCommit: readonly { readonly pages: number; readonly byTree: readonly TreePages[] }[] | undefined;
+}
+
+/** Pages written to one table or index. */
+export interface TreePages {
+  readonly tree: string;
+  readonly pages: number;
 }
 
 /**
@@ -87,12 +98,19 @@ async function countSide(
     } finally {
       other.close();
     }
+    // Where each counted execution's frames end in the log, so its commits can be told apart.
+    const ends: number[] = [];
+    const logSize = () => statSync(`${file}-wal`).size;
     await opened.side.runOnce(WARMUP);
+    ends.push(logSize());
     // The log's generation as the first counted commit began it: a checkpoint that restarts the log
     // later (the automatic one, say) starts a new generation, and the count refuses it.
     const generation = generationOf(readFileSync(`${file}-wal`), which);
-    for (let i = 1; i < COUNTED; i += 1) await opened.side.runOnce(WARMUP + i);
-    return readLog(file, COUNTED, which, generation);
+    for (let i = 1; i < COUNTED; i += 1) {
+      await opened.side.runOnce(WARMUP + i);
+      ends.push(logSize());
+    }
+    return readLog(file, ends, which, generation);
   } finally {
     await opened.side.close();
   }
@@ -106,8 +124,12 @@ function generationOf(log: Buffer, which: SideName): string {
   return `${log.readUInt32BE(12)}/${log.readUInt32BE(16)}`;
 }
 
-/** Reads `file`'s log (while its side is still open, so nothing has checkpointed it away). */
-function readLog(file: string, executions: number, which: SideName, generation: string): WalPages {
+/**
+ * Reads `file`'s log (while its side is still open, so nothing has checkpointed it away); `ends` is the
+ * log's size after each counted execution.
+ */
+function readLog(file: string, ends: readonly number[], which: SideName, generation: string): WalPages {
+  const executions = ends.length;
   const log = readFileSync(`${file}-wal`);
   if (generationOf(log, which) !== generation) {
     throw new Error(`${which}: the log restarted during the count (a checkpoint copied it into the file)`);
@@ -117,6 +139,9 @@ function readLog(file: string, executions: number, which: SideName, generation: 
   const frameSize = FRAME_HEADER + pageSize;
   const owners = treesByPage(file);
   const byTree = new Map<string, number>();
+  // Each execution's commits, in order, each as its pages by table or index.
+  const executionCommits: Map<string, number>[][] = ends.map(() => []);
+  let commit = new Map<string, number>();
   let frames = 0;
   let commits = 0;
   let lastCommits = false;
@@ -125,10 +150,16 @@ function readLog(file: string, executions: number, which: SideName, generation: 
     if (log.readUInt32BE(at + 8) !== salts[0] || log.readUInt32BE(at + 12) !== salts[1]) break;
     const page = log.readUInt32BE(at);
     frames += 1;
-    lastCommits = log.readUInt32BE(at + 4) !== 0;
-    if (lastCommits) commits += 1;
     const tree = page === 1 ? "(page 1: the file's header)" : (owners.get(page) ?? "(free pages)");
     byTree.set(tree, (byTree.get(tree) ?? 0) + 1);
+    commit.set(tree, (commit.get(tree) ?? 0) + 1);
+    lastCommits = log.readUInt32BE(at + 4) !== 0;
+    if (lastCommits) {
+      commits += 1;
+      const execution = ends.findIndex((end) => at + frameSize <= end);
+      executionCommits[execution === -1 ? ends.length - 1 : execution]?.push(commit);
+      commit = new Map();
+    }
   }
   if (frames >= AUTOCHECKPOINT_PAGES) {
     // At 1,000 pages the next commit checkpoints, so a count that reaches it may have lost frames:
@@ -145,10 +176,35 @@ function readLog(file: string, executions: number, which: SideName, generation: 
     executions,
     pages: frames / executions,
     commits: commits / executions,
-    byTree: [...byTree]
-      .map(([tree, pages]) => ({ tree, pages: pages / executions }))
-      .sort((a, b) => b.pages - a.pages || a.tree.localeCompare(b.tree)),
+    byTree: perExecution(byTree, executions),
+    byCommit: inCommitOrder(executionCommits),
   };
+}
+
+/** Pages per execution by table or index, most first. */
+function perExecution(pages: ReadonlyMap<string, number>, executions: number): TreePages[] {
+  return [...pages]
+    .map(([tree, count]) => ({ tree, pages: count / executions }))
+    .sort((a, b) => b.pages - a.pages || a.tree.localeCompare(b.tree));
+}
+
+/**
+ * The executions' commits by their place in the execution, each the mean over the executions; undefined
+ * when the executions made different numbers of commits (places would not match).
+ */
+function inCommitOrder(
+  executions: readonly (readonly ReadonlyMap<string, number>[])[],
+): WalPages["byCommit"] {
+  const count = executions[0]?.length ?? 0;
+  if (count === 0 || executions.some((commits) => commits.length !== count)) return undefined;
+  return Array.from({ length: count }, (_, place) => {
+    const trees = new Map<string, number>();
+    for (const commits of executions) {
+      for (const [tree, pages] of commits[place] ?? []) trees.set(tree, (trees.get(tree) ?? 0) + pages);
+    }
+    const byTree = perExecution(trees, executions.length);
+    return { pages: byTree.reduce((sum, t) => sum + t.pages, 0), byTree };
+  });
 }
 
 /** Which table or index each page of `file` belongs to now (its log included), from SQLite's `dbstat`. */
