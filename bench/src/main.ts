@@ -810,11 +810,14 @@ function walPagesJson(pages: WalPages) {
     pages: round(pages.pages),
     commits: round(pages.commits),
     byTree: Object.fromEntries(pages.byTree.map((t) => [t.tree, round(t.pages)])),
-    byCommit:
-      pages.byCommit?.map((commit) => ({
-        pages: round(commit.pages),
-        byTree: Object.fromEntries(commit.byTree.map((t) => [t.tree, round(t.pages)])),
-      })) ?? null,
+    ...(pages.byCommit === undefined
+      ? {}
+      : {
+          byCommit: pages.byCommit.map((commit) => ({
+            pages: round(commit.pages),
+            byTree: Object.fromEntries(commit.byTree.map((t) => [t.tree, round(t.pages)])),
+          })),
+        }),
   };
 }
 

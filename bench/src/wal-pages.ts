@@ -15,6 +15,8 @@ import type { PairScenario, ScenarioContext, SideName } from "./scenarios/scenar
 const WARMUP = 100;
 /** Executions counted: few enough that the log stays below SQLite's 1,000-page automatic checkpoint. */
 const COUNTED = 10;
+/** How long after an execution returned its late writes are waited for: well past the store's hold of a few ms. */
+const LATE_WRITES_MS = 25;
 /** Where SQLite checkpoints a log on its own (its default `wal_autocheckpoint`, and the store's inline one). */
 const AUTOCHECKPOINT_PAGES = 1_000;
 /** The write-ahead log's header and each frame's, in bytes (SQLite's file format). */
@@ -90,6 +92,7 @@ async function countSide(
   const opened = await scenario.openSide(context, which, new PhaseTimings());
   try {
     for (let i = 0; i < WARMUP; i += 1) await opened.side.runOnce(i);
+    await lateWrites();
     // Empties the log, so that from here on it holds only the counted executions' frames.
     const other = new Database(file);
     try {
@@ -100,20 +103,31 @@ async function countSide(
     }
     // Where each counted execution's frames end in the log, so its commits can be told apart.
     const ends: number[] = [];
-    const logSize = () => statSync(`${file}-wal`).size;
+    const logSize = async () => {
+      await lateWrites();
+      return statSync(`${file}-wal`).size;
+    };
     await opened.side.runOnce(WARMUP);
-    ends.push(logSize());
+    ends.push(await logSize());
     // The log's generation as the first counted commit began it: a checkpoint that restarts the log
     // later (the automatic one, say) starts a new generation, and the count refuses it.
     const generation = generationOf(readFileSync(`${file}-wal`), which);
     for (let i = 1; i < COUNTED; i += 1) {
       await opened.side.runOnce(WARMUP + i);
-      ends.push(logSize());
+      ends.push(await logSize());
     }
     return readLog(file, ends, which, generation);
   } finally {
     await opened.side.close();
   }
+}
+
+/**
+ * Waits for what an execution may still write after it returned (AGBoss's store writes a held
+ * checkpoint on a timer of a few milliseconds), so that it is counted with that execution.
+ */
+function lateWrites(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, LATE_WRITES_MS));
 }
 
 /** A log's checkpoint sequence number and first salt, which change whenever the log restarts. */
@@ -157,7 +171,9 @@ function readLog(file: string, ends: readonly number[], which: SideName, generat
     if (lastCommits) {
       commits += 1;
       const execution = ends.findIndex((end) => at + frameSize <= end);
-      executionCommits[execution === -1 ? ends.length - 1 : execution]?.push(commit);
+      if (execution === -1)
+        throw new Error(`${which}: the log holds a commit made after the last counted execution`);
+      executionCommits[execution]?.push(commit);
       commit = new Map();
     }
   }
