@@ -181,6 +181,14 @@ export class PassTransactions {
     return Promise.allSettled([...this.#unsettled]).then(() => undefined);
   }
 
+  /**
+   * Whether a pass is open under the lease `key`, of any epoch: its writes (or a newer holder's, queued
+   * behind it) are not all committed yet.
+   */
+  hasOpen(key: string): boolean {
+    return this.#passes.has(key);
+  }
+
   #open(fence: Fence, first: PassUnit): Promise<void> {
     const pass: Pass = {
       fence,

@@ -139,6 +139,11 @@ export class WriteTransactions {
    */
   readonly #lostCommits = new Map<string, { readonly epoch: number; readonly error: unknown }>();
   /**
+   * Where commits are grouped: the ends (committed or failed) of writes queued as applied and not ended
+   * yet, by their fence's key (see {@link pendingUnder}).
+   */
+  readonly #appliedEnds = new Map<string, Set<Promise<void>>>();
+  /**
    * Per open write transaction (by the connection it runs on), the fences its writes found current:
    * lease key → epoch. Within one transaction a lease's epoch changes only by a grant in it (every other
    * writer waits for its lock), so a fence is checked once per transaction (see {@link fenceChecked}).
@@ -255,12 +260,12 @@ export class WriteTransactions {
       return passes.applied(fence, work, (end) => void this.#tracked(end));
     }
     let ended!: () => void;
-    // close() waits for the commit, not for the early resolution.
-    this.#tracked(
-      new Promise<void>((resolve) => {
-        ended = resolve;
-      }),
-    );
+    const end = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    // close() waits for the commit, not for the early resolution; a check of the fence's lease sees it.
+    this.#tracked(end);
+    this.#endsUnder(fence.key, end);
     return new Promise<T>((resolve, reject) =>
       this.#enqueue({
         work,
@@ -497,6 +502,32 @@ export class WriteTransactions {
         flushing,
       ),
     );
+  }
+
+  /**
+   * Whether a write issued as applied under `fence`'s lease (see {@link applied}) may still be waiting
+   * for its commit: where commits are grouped, one of them has not ended yet; where passes run on a
+   * pool, a pass is open under the lease. Asked by a check that may answer only when nothing of the
+   * fence waits to be committed (`LeaseRepository.confirm`).
+   */
+  pendingUnder(fence: Fence): boolean {
+    if (this.#passes !== undefined) return this.#passes.hasOpen(fence.key);
+    return (this.#appliedEnds.get(fence.key)?.size ?? 0) > 0;
+  }
+
+  /** Counts `end` among the writes applied under the fence `key` until it settles (it never rejects). */
+  #endsUnder(key: string, end: Promise<void>): void {
+    let ends = this.#appliedEnds.get(key);
+    if (ends === undefined) {
+      ends = new Set();
+      this.#appliedEnds.set(key, ends);
+    }
+    const under = ends;
+    under.add(end);
+    void end.then(() => {
+      under.delete(end);
+      if (under.size === 0 && this.#appliedEnds.get(key) === under) this.#appliedEnds.delete(key);
+    });
   }
 
   /**

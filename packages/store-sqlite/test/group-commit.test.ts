@@ -345,6 +345,39 @@ function passConfig(threadId: string, fence: Fence, checkpointId?: string) {
 const METADATA = { source: "loop" as const, step: 1, parents: {} };
 
 describe("a pass's checkpoint writes", () => {
+  test("a lease confirmed before a tool: with nothing of the pass waiting it is a read and commits nothing; with a checkpoint held back or uncommitted it answers false, and the renewal that follows commits it", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    const { store, stale, current, commits, close } = await openWithTakeover(path);
+    const before = commits();
+    expect(await store.leases.confirm(current, 25)).toBe(true);
+    expect(await store.leases.confirm(stale, 25)).toBe(false);
+    // Lapsed (the lease was granted until 30).
+    expect(await store.leases.confirm(current, 30)).toBe(false);
+    expect(commits() - before).toBe(0);
+
+    // A checkpoint the pass put waits in memory: no answer without a write. It is sent on its way, and
+    // until its commit ends the check still says no.
+    await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+      messages: 1,
+    });
+    expect(await store.leases.confirm(current, 25)).toBe(false);
+    expect(await store.leases.confirm(current, 25)).toBe(false);
+    // The renewal the runtime makes then commits it, and after that the check is a read again.
+    expect(await store.leases.renew({ fence: current, now: 25, ttlMs: 10 })).toBe(true);
+    expect(commits() - before).toBe(1);
+    const reader = new Database(path, { readonly: true });
+    try {
+      expect(reader.prepare("select checkpoint_id from agboss_checkpoints").all()).toEqual([
+        { checkpoint_id: checkpointNumbered(1).id },
+      ]);
+    } finally {
+      reader.close();
+    }
+    expect(await store.leases.confirm(current, 25)).toBe(true);
+    expect(commits() - before).toBe(1);
+    await close();
+  });
+
   test("resolve once applied, before their commit: the writes after them join it, and a write that waits for its commit lands with them", async () => {
     const path = dir.file(`${randomUUID()}.sqlite`);
     const { store, current, commits, close } = await openWithTakeover(path);
@@ -402,10 +435,12 @@ describe("a pass's checkpoint writes", () => {
     await expect(store.executions.save(execution("refused"), current)).rejects.toBeInstanceOf(
       StoreUnavailableError,
     );
-    // Nor is the lease confirmed to it (as before an approved tool runs), though the store still holds it.
+    // Nor is the lease confirmed to it (as before an approved tool runs), though the store still holds it:
+    // neither by a renewal nor by the check that writes nothing.
     await expect(store.leases.renew({ fence: current, now: 21, ttlMs: 10 })).rejects.toBeInstanceOf(
       StoreUnavailableError,
     );
+    await expect(store.leases.confirm(current, 21)).rejects.toThrow(/did not commit/);
     expect(
       await store.checkpointer.getTuple({ configurable: { thread_id: "tree", checkpoint_ns: "" } }),
     ).toBe(undefined);

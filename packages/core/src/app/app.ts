@@ -42,6 +42,7 @@ import { Recovery } from "../execution/recovery.js";
 import { tenantOf, threadOpenFor } from "../execution/start.js";
 import { CONTINUE, ENDED, readTree, type Tree } from "../execution/tree.js";
 import { TreeLeases } from "../execution/tree-leases.js";
+import { takeForPass } from "../execution/what-to-resume.js";
 import { type CompiledFlow, compileFlow, startOf } from "../graph/compile-flow.js";
 import { LogLevel } from "../logging/logger.js";
 import type { ModelRegistry } from "../models/model-registry.js";
@@ -370,7 +371,8 @@ export class App {
 
   /**
    * Inside phase 1's unit of work: takes the answered tree's lease when it is free, reads the tree under
-   * it and marks it running, so the answer and the start of phase 2 share one commit. Undefined when the
+   * it, marks it running and takes the answered pause for its step (see `takeForPass`), so the answer
+   * and the start of phase 2 share one commit. Undefined when the
    * lease is held (phase 2 then waits for it); a tree that cannot be read is handed on as `failed`, its
    * lease still taken (the caller lets go of it), so the answer is kept. (A statement of the unit that
    * fails on Postgres aborts its transaction: then nothing of it is kept, the answer included, and the
@@ -385,7 +387,9 @@ export class App {
     const readAhead = readAheadOf(this.#services.store.checkpointer, lease.key);
     if (readAhead !== undefined) readsAhead.push(readAhead);
     const held = await this.#underLease(resolved, lease);
-    return readAhead === undefined || "failed" in held ? held : { ...held, readAhead };
+    if ("failed" in held) return held;
+    const taken = await takeForPass(this.#services, resolved, held);
+    return { ...held, taken, ...(readAhead === undefined ? {} : { readAhead }) };
   }
 
   /**
@@ -521,8 +525,9 @@ export class App {
       withRecord,
       signal,
       progress,
-      // The step waiting on it takes it as stored by phase 1, without reading it again.
-      answered: resolved,
+      // The step waiting on it goes on from it as stored by phase 1 (taken there, when it could be),
+      // without reading it again.
+      answered: ("taken" in held ? held.taken : undefined) ?? resolved,
       readAhead: held.readAhead,
     });
   }
@@ -717,5 +722,7 @@ type Claimed =
       readonly tree: Tree;
       /** The tree's checkpoint, read ahead in phase 1 (see `ReadsAhead`), for the pass's first read. */
       readonly readAhead?: ReadAhead | undefined;
+      /** The answered pause as phase 1 left it: taken under this lease where it could be (see `takeForPass`). */
+      readonly taken?: PauseRecord | undefined;
     }
   | { readonly lease: Lease; readonly failed: unknown };

@@ -41,7 +41,8 @@ export interface ExecutionFrame {
   /**
    * @internal Pauses answered just before this pass began (by the call that moves it: `app.resume`),
    * by pauseId, as that call stored them. The step waiting on one takes its entry instead of reading
-   * the pause again: the take that follows is conditional, so an entry gone stale changes nothing.
+   * the pause again: the take that follows is conditional, so an entry gone stale changes nothing. An
+   * entry that is Taken was taken by that call under this pass's lease, in the commit that began it.
    */
   readonly answered?: Map<string, FramePause> | undefined;
   /**

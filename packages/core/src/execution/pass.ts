@@ -631,7 +631,8 @@ interface Pass {
  */
 function goesOnUnread(tree: Tree, answered: PauseRecord | undefined, holdsLaunch: boolean): boolean {
   return (
-    answered?.status === PauseStatus.Resolved &&
+    // As phase 1 stored it: Resolved, or Taken there under this pass's lease.
+    (answered?.status === PauseStatus.Resolved || answered?.status === PauseStatus.Taken) &&
     answered.resolution !== PauseResolution.Escalated &&
     !holdsLaunch &&
     tree.stored?.status === ExecutionStatus.Paused

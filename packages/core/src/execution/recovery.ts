@@ -11,6 +11,7 @@ import type { ExecutionRecorder } from "./execution-recorder.js";
 import type { TreeMover } from "./pass.js";
 import { CONTINUE, ENDED, readTree, type Tree } from "./tree.js";
 import type { TreeLeases } from "./tree-leases.js";
+import { takeForPass } from "./what-to-resume.js";
 
 /** How often the recovery sweep runs, on the application's Clock. */
 export const SWEEP_INTERVAL_MS = 30_000;
@@ -21,7 +22,7 @@ const RECOVERY_GRACE_MS = 1_000;
 
 /** How the sweep's claim of one tree ended: carried on, found ended, or failed (with its lease, if one was taken). */
 type Claim =
-  | { readonly lease: Lease; readonly tree: Tree }
+  | { readonly lease: Lease; readonly tree: Tree; readonly answered: PauseRecord | undefined }
   | { readonly lease: Lease; readonly ended: true }
   | { readonly lease?: Lease; readonly failed: unknown };
 
@@ -105,7 +106,9 @@ export class Recovery {
             return { lease, ended: true };
           }
           await this.#recorder.markRunning(tree, lease);
-          return { lease, tree };
+          const goesOnFrom =
+            answered === undefined ? undefined : await takeForPass(this.#services, answered, { tree, lease });
+          return { lease, tree, answered: goesOnFrom };
         } catch (error) {
           return { lease, failed: error };
         }
@@ -135,6 +138,7 @@ export class Recovery {
       return;
     }
     const { lease, tree } = claimed;
+    answered = claimed.answered;
     if (this.#isClosed()) {
       // Claimed while the app closed: recorded as running with its lease let go, the tree is the next
       // sweep's, on any instance.
@@ -148,7 +152,8 @@ export class Recovery {
       fields: { executionId: rootExecutionId, tenantId },
       at: clock.now(),
     });
-    // The step waiting on the answered pause takes it as read above (its take checks it is still there).
+    // The step waiting on the answered pause goes on from it as the claim left it: taken there, or as
+    // read above (the step's take then checks it is still there).
     await this.#mover
       .move({ tree, lease, first: CONTINUE, withRecord: false, answered })
       .catch((error: unknown) => {

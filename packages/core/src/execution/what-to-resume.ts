@@ -6,6 +6,7 @@ import { decidedLaunches, type FlowSnapshot } from "../graph/decided-launches.js
 import type { FlowStateValue } from "../graph/flow-state.js";
 import type { PauseRecord } from "../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { Lease } from "../store/lease-repository.js";
 import type { Tree } from "./tree.js";
@@ -125,4 +126,27 @@ export function owesWork(snapshot: {
     snapshot.tasks.every(ended) ||
     snapshot.tasks.some((task) => !ended(task) && (task.interrupts ?? []).length === 0)
   );
+}
+
+/**
+ * Takes an answered pause (Resolved → Taken) for the pass about to go on from it, under the lease the
+ * caller just claimed and in the same unit of work (`app.resume`'s phase 1, the sweep's claim of a
+ * tree): the step waiting on it then writes nothing before its tool (see `ExecutionFrame.answered`).
+ * Only for a tree that rests paused, whose pass runs that step; an escalated pause, whose step passes
+ * its interrupt instead, and a pause no longer Resolved are left as they are. Returns the pause the pass
+ * goes on from: taken, or as given. (A process that dies after this commit leaves the tree running
+ * with a lapsed lease; recovery runs the step from its Taken pause.)
+ */
+export async function takeForPass(
+  services: RuntimeServices,
+  answered: PauseRecord,
+  at: { readonly tree: Tree; readonly lease: Lease },
+): Promise<PauseRecord> {
+  if (answered.status !== PauseStatus.Resolved || answered.resolution === PauseResolution.Escalated) {
+    return answered;
+  }
+  if (at.tree.stored?.status !== ExecutionStatus.Paused) return answered;
+  const { store, clock } = services;
+  const taken = await store.pauses.take(answered.tenantId, answered.pauseId, { at: clock.now() }, at.lease);
+  return taken ?? answered;
 }

@@ -23,6 +23,7 @@ import type { BranchPath } from "../records/branch-path.js";
 import { tellProgress } from "../services/progress.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { frameAttributes, pauseAttributes, spanOf, traced } from "../services/tracing.js";
+import { confirmLeaseUnchanged } from "../services/tree-lease.js";
 import { type Fence, LeaseLostError } from "../store/fence.js";
 import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
@@ -172,7 +173,9 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
     },
   };
   for (;;) {
-    const found = await findOrCreatePause(asking);
+    // The pause as the call that moves this pass stored it just before, if it answered this one.
+    const answered = answeredNow(frame, asking.tenantId, keyOf(asking));
+    const found = answered ?? (await findOrCreatePause(asking));
     if ("removed" in found) {
       // This level's pause was escalated and then removed by retention while the step waited further
       // on: its interrupt is passed, and the step goes on with the next level's pause.
@@ -190,7 +193,9 @@ export async function awaitApproval(services: RuntimeServices, args: ApprovalReq
     const waited =
       pause.resolution === PauseResolution.Escalated
         ? await passEscalated(asking, pause)
-        : await waitAndTake(asking, pause);
+        : pause === answered && pause.status === PauseStatus.Taken
+          ? await takenForThisPass(asking, pause)
+          : await waitAndTake(asking, pause);
     if (waited.pause.resolution !== PauseResolution.Escalated) {
       try {
         return told(asking, waited.pause, approvalOf(asking, waited.pause, waited.takenNow));
@@ -333,11 +338,10 @@ async function findOrCreatePause(
   const { store, clock } = services;
   const { agent, fence } = request;
   const idempotencyKey = keyOf(asking);
-  // A re-entered step (the usual case on a resume) finds its record with a read, or as the call that
-  // answered it just stored it; only a first visit writes. In the pass that starts the execution the
-  // tool's own pause is a first visit: nothing of it can be stored yet, so the step creates it unread.
-  const answered = answeredNow(frame, tenantId, idempotencyKey);
-  if (answered !== undefined) return answered;
+  // A re-entered step (the usual case on a resume) finds its record with a read, unless the call that
+  // answered it just stored it (see `answeredNow`); only a first visit writes. In the pass that starts
+  // the execution the tool's own pause is a first visit: nothing of it can be stored yet, so the step
+  // creates it unread.
   if (frame.starting !== true || asking.level > 0) {
     const found = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey);
     if (found !== undefined) return found;
@@ -516,6 +520,20 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
   if (now.status === PauseStatus.Cancelled)
     await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
   return now;
+}
+
+/**
+ * A pause the call that moves this pass took for it, under the pass's lease, in the commit that started
+ * the pass (`app.resume` does, see `ExecutionFrame.answered`): nothing is left to write before the tool.
+ * The lease is confirmed with a read where the step's own take would have proved it, so a holder that
+ * lost its tree meanwhile starts nothing.
+ */
+async function takenForThisPass(
+  asking: Asking,
+  pause: PauseRecord,
+): Promise<{ pause: PauseRecord; takenNow: boolean }> {
+  await confirmLeaseUnchanged(asking.services, asking.request.fence);
+  return { pause, takenNow: true };
 }
 
 /**

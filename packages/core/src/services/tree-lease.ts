@@ -22,6 +22,24 @@ export async function confirmLease(services: RuntimeServices, fence: Fence | und
 }
 
 /**
+ * Confirms that this pass still holds its tree's lease once everything it wrote so far is committed,
+ * writing nothing of its own (`LeaseRepository.confirm`): where the pass has nothing waiting to be
+ * committed, that is a read. A lapsed lease is renewed as {@link confirmLease} does (it holds when
+ * nobody took it since); a newer grant, or a released lease, throws {@link LeaseLostError}; a write of
+ * the pass that did not commit fails it. For a step whose pause was taken in the commit that began the
+ * pass: it has nothing to write before its tool, so the check costs no commit of its own.
+ * @internal
+ */
+export async function confirmLeaseUnchanged(
+  services: RuntimeServices,
+  fence: Fence | undefined,
+): Promise<void> {
+  if (fence === undefined) return;
+  if (await services.store.leases.confirm(fence, services.clock.now())) return;
+  await confirmLease(services, fence);
+}
+
+/**
  * Keeps a held lease alive while its pass runs (a heartbeat every {@link LEASE_RENEW_MS} on the Clock).
  * A renewal that finds a newer holder, or renewals that keep failing until the lease would have lapsed,
  * call `lost` with a {@link LeaseLostError}: the pass aborts its signal, and with it any tool running.

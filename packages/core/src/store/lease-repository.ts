@@ -31,6 +31,16 @@ export interface LeaseRepository {
    * was released (a renewal that lands after its holder's release does not revive it).
    */
   renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean>;
+  /**
+   * Whether `fence` holds the lease at `now` (its current epoch, not lapsed, not released) with nothing
+   * written under it still waiting to be committed, found without a write: a read of the lease. False
+   * when it does not hold the lease, and also when a write of the fence is held back or not committed
+   * yet (the store then sends what it held on its way): the caller renews instead, a fenced write that
+   * commits with or after those writes. A write of the fence that did not commit fails the call, as it
+   * fails a fenced write. The check before an approved tool whose pause was taken in the commit that
+   * began the pass.
+   */
+  confirm(fence: Fence, now: number): Promise<boolean>;
   /** Lets the lease go if the fence is still current; a no-op otherwise. */
   release(fence: Fence): Promise<void>;
   /** The lease as stored, lapsed or not. */

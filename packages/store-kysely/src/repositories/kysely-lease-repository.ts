@@ -180,6 +180,18 @@ export class KyselyLeaseRepository implements LeaseRepository {
     return updated === 1;
   }
 
+  async confirm(fence: Fence, now: number): Promise<boolean> {
+    const transactions = this.#store.transactions;
+    // Something of the holder's is held back or not committed yet: no answer without a write. The
+    // caller renews instead, a fenced write that commits with (or after) it.
+    if (transactions?.flushHeld(fence) !== undefined || transactions?.pendingUnder(fence) === true)
+      return false;
+    // A write of the fence that resolved and then did not commit fails the check, as it fails a write.
+    transactions?.refuseAfterLostCommit(fence);
+    const row = await this.#find.first(this.#store.db, { key: fence.key });
+    return row !== undefined && toNumber(row.epoch) === fence.epoch && toMillis(row.expires_at) > now;
+  }
+
   async release(fence: Fence): Promise<void> {
     // What the holder's checkpointer still holds back goes ahead of the release, under the lease: once
     // applied, the release's transaction waits for its commit (or, where commits are grouped, joins it

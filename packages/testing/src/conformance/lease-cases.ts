@@ -51,6 +51,20 @@ export function leaseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(await store().leases.find(key)).toEqual(b);
   });
 
+  test("leases: confirm says whether a fence holds the lease now, and writes nothing", async () => {
+    const key = uid("tree");
+    const a = await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL });
+    expect(await store().leases.confirm(a!, 2_000)).toBe(true);
+    // It extends nothing: lapsed at its expiry as before.
+    expect((await store().leases.find(key))!.expiresAt).toBe(1_000 + TTL);
+    expect(await store().leases.confirm(a!, 1_000 + TTL)).toBe(false);
+    const b = await store().leases.acquire({ key, holder: "b", now: 1_000 + TTL, ttlMs: TTL });
+    expect(await store().leases.confirm(a!, 2_000 + TTL)).toBe(false);
+    expect(await store().leases.confirm(b!, 2_000 + TTL)).toBe(true);
+    await store().leases.release(b!);
+    expect(await store().leases.confirm(b!, 2_000 + TTL)).toBe(false);
+  });
+
   test("leases: a released lease is not renewed (a renewal that lands after the release revives nothing)", async () => {
     const key = uid("tree");
     const a = await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL });

@@ -45,16 +45,15 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(app.get(Desk).events.filter((e) => e === "finish")).toEqual([]);
   });
 
-  test("a cancel on another instance after the answer's commit and before the step: the holder finds its lease gone before the tool and never starts it", async ({
+  test("a cancel on another instance after the answer's commit and before the step: the holder, whose pause was taken in that commit, confirms its lease before the tool and never starts it", async ({
     app,
     openApp,
     mockLlm,
     mockOf,
   }) => {
     const { pauseId, result } = await pauseRefund(app, mockLlm, "t-cancel-before-tool");
-    // onExecutionResume fires after phase 1's commit (the answer, the lease, the running mark) and
-    // before the pass: the other instance takes the tree over there, before any heartbeat of the holder
-    // could see it, so only the holder's fenced take of the pause stands between it and the tool.
+    // onExecutionResume fires after phase 1's commit (the answer, the lease, the take) and before the
+    // pass: the other instance takes the tree over there, so no heartbeat of the holder has seen it yet.
     let other: Awaited<ReturnType<typeof openApp>> | undefined;
     mockOf(OfficeApplication).onExecutionResume.mockImplementationOnce(async () => {
       other = await openApp();

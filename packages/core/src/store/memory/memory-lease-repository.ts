@@ -35,6 +35,12 @@ export class MemoryLeaseRepository implements LeaseRepository {
     return true;
   }
 
+  async confirm(fence: Fence, now: number): Promise<boolean> {
+    // Every write of this store is stored as it is made: nothing waits to be committed.
+    const current = this.#current(fence);
+    return current !== undefined && current.expiresAt > now;
+  }
+
   async release(fence: Fence): Promise<void> {
     this.releaseNow(fence);
   }
