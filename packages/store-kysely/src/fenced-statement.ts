@@ -93,6 +93,8 @@ export async function runFenced<TArgs>(
   fence: Fence | undefined,
   options?: {
     readonly applied?: boolean;
+    /** The write's caller was told it was done before it was issued (see `WriteOptions.toldDone`). */
+    readonly toldDone?: boolean;
     /**
      * The same writes without the fence and returning no rows, for an `applied` write whose transaction
      * has found the fence current already: the lease row is locked there until the transaction ends,
@@ -151,5 +153,7 @@ export async function runFenced<TArgs>(
   // Where commits are grouped, a write that resolved before its commit is not run again after a fault
   // (see `WriteTransactions.applied`): there a one-statement write waits for its commit.
   const applied = options?.applied === true && !store.capabilities.groupCommit;
-  await (applied ? inAppliedWrite(store, fence, write) : inWriteStatement(store, write, fence));
+  await (applied
+    ? inAppliedWrite(store, fence, write, { toldDone: options?.toldDone === true })
+    : inWriteStatement(store, write, fence));
 }

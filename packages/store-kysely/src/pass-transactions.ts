@@ -25,6 +25,8 @@ interface PassUnit {
   readonly reject: (error: unknown) => void;
   /** Set when a COMMIT carrying it lost its connection: it may have landed, whatever happens next. */
   maybeCommitted?: boolean;
+  /** Its caller was told done before it was issued (`WriteOptions.toldDone`): lost if never committed. */
+  readonly toldDone?: boolean;
 }
 
 /** A write that resolved once applied and is not committed yet. */
@@ -118,7 +120,12 @@ export class PassTransactions {
    * there is none), and resolves once it ran there. `drained` is called with a new pass's end, for the
    * store's `close()` to wait on.
    */
-  applied<T>(fence: Fence, work: Work<T>, drained: (end: Promise<void>) => void): Promise<T> {
+  applied<T>(
+    fence: Fence,
+    work: Work<T>,
+    drained: (end: Promise<void>) => void,
+    toldDone = false,
+  ): Promise<T> {
     const open = this.#passes.get(fence.key);
     if (open !== undefined && open.fence.epoch !== fence.epoch) {
       // A new holder in this process: the old one's writes commit first. What `close()` waits for covers
@@ -127,10 +134,15 @@ export class PassTransactions {
       open.wake?.();
       let opened: Promise<void> | undefined;
       const later = open.drained.then(() =>
-        this.applied(fence, work, (end) => {
-          opened = end;
-          drained(end);
-        }),
+        this.applied(
+          fence,
+          work,
+          (end) => {
+            opened = end;
+            drained(end);
+          },
+          toldDone,
+        ),
       );
       drained(open.drained.then(() => opened));
       return later;
@@ -141,6 +153,7 @@ export class PassTransactions {
         closing: undefined,
         resolve: resolve as (value: unknown) => void,
         reject,
+        toldDone,
       };
       if (open === undefined) drained(this.#open(fence, unit));
       else {
@@ -354,7 +367,10 @@ export class PassTransactions {
   /** The pass could not commit (attempts spent, or a carried write failed): its writes are lost. */
   #fail(pass: Pass, thrown: unknown): void {
     const error = thrown instanceof PassLost ? thrown.error : thrown;
-    if (pass.carried.length > 0) this.#config.lost(pass.fence, error);
+    // Lost where its holder went on as if written: what resolved, and what it was told done before.
+    if (pass.carried.length > 0 || pass.queue.some((unit) => unit.toldDone === true)) {
+      this.#config.lost(pass.fence, error);
+    }
     for (const write of pass.carried.splice(0)) write.ended();
     for (const unit of pass.queue.splice(0)) unit.reject(settledError(unit, error));
   }

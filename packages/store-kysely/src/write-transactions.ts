@@ -54,6 +54,13 @@ export interface WriteOptions {
    * rejects while the writes before it stay in the commit.
    */
   readonly idempotent?: boolean;
+  /**
+   * Its caller was told the write was done before it was issued: a checkpoint write the checkpointer
+   * held back (see {@link WriteTransactions.holdBackFor}). Given to {@link WriteTransactions.applied}: if
+   * it is finally not committed, whatever the reason (a transaction that never began, say), its fence
+   * is lost as if it had resolved (see {@link WriteTransactions.refuseAfterLostCommit}).
+   */
+  readonly toldDone?: boolean;
 }
 
 /** Whether a unit given `options` may share a grouped transaction without a savepoint of its own. */
@@ -85,6 +92,8 @@ interface AppliedUnit {
   resolved: boolean;
   /** Ends the unit for {@link WriteTransactions.idle}: committed, rolled back, or rejected. */
   readonly ended: () => void;
+  /** Its caller was told done before it was issued (see `WriteOptions.toldDone`). */
+  readonly toldDone: boolean;
 }
 
 /** Most units one commit carries, so a steady stream of writes still commits now and then. */
@@ -257,7 +266,7 @@ export class WriteTransactions {
       } catch (error) {
         return Promise.reject(error);
       }
-      return passes.applied(fence, work, (end) => void this.#tracked(end));
+      return passes.applied(fence, work, (end) => void this.#tracked(end), options?.toldDone === true);
     }
     let ended!: () => void;
     const end = new Promise<void>((resolve) => {
@@ -274,7 +283,7 @@ export class WriteTransactions {
           reject(error);
           ended();
         },
-        applied: { fence, resolved: false, ended },
+        applied: { fence, resolved: false, ended, toldDone: options?.toldDone === true },
         undoesItself: undoesItself(options),
       }),
     );
@@ -375,10 +384,13 @@ export class WriteTransactions {
     void this.#gate(() => this.#drain());
   }
 
-  /** Remembers that `unit`'s writes resolved as applied but were not committed (see {@link applied}). */
+  /**
+   * Remembers that `unit`'s writes will not be committed where its caller went on as if they were: it
+   * resolved as applied, or its caller was told done before it was issued (see {@link applied}).
+   */
   #lost(unit: QueuedWork, error: unknown): void {
     const applied = unit.applied;
-    if (applied?.resolved === true) this.#loseFence(applied.fence, error);
+    if (applied?.resolved === true || applied?.toldDone === true) this.#loseFence(applied.fence, error);
   }
 
   /**
@@ -659,7 +671,12 @@ export class WriteTransactions {
               unit.reject(error);
             }
             // No transaction could begin: what waits for one would meet the same error.
-            if (!attempt.began) for (const unit of this.#queue.splice(0)) unit.reject(error);
+            if (!attempt.began) {
+              for (const unit of this.#queue.splice(0)) {
+                this.#lost(unit, error);
+                unit.reject(error);
+              }
+            }
           });
       }
     } finally {

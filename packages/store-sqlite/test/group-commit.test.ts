@@ -1,7 +1,13 @@
 import { AsyncResource } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { ExecutionStatus, LeaseLostError, StoreUnavailableError } from "@agboss/core";
-import { FENCE_CONFIG_KEY, type Fence, KEEP_READ_CONFIG_KEY, KEPT_READ_CONFIG_KEY } from "@agboss/core/store";
+import {
+  CHECKPOINT_HISTORY_CONFIG_KEY,
+  FENCE_CONFIG_KEY,
+  type Fence,
+  KEEP_READ_CONFIG_KEY,
+  KEPT_READ_CONFIG_KEY,
+} from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect } from "kysely";
@@ -453,6 +459,43 @@ describe("a pass's checkpoint writes", () => {
     await store.pauses.findOrCreate(pause("new-lease"), next);
     expect((await store.pauses.findByTenantIdAndPauseId("t", "new-lease"))?.pauseId).toBe("new-lease");
     await close();
+  });
+
+  test("a held checkpoint whose transaction never begins (a lock held past every retry) is lost: the fence's later writes are refused, and the lease is not confirmed to it", async () => {
+    const path = dir.file(`${randomUUID()}.sqlite`);
+    let locked = false;
+    const { handle, db } = interceptStatement(
+      path,
+      (sql) => /^begin/i.test(sql.trim()),
+      () => {
+        if (locked) throw Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+      },
+    );
+    const store = await SqliteStore.open({
+      database: handle,
+      retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+    });
+    try {
+      const fence = (await store.leases.acquire({ key: "tree", holder: "a", now: 0, ttlMs: 1_000 })) as Fence;
+      // The pass's put (keeping only the latest checkpoint, as the runtime's graphs do) waits in memory;
+      // its graph goes on as if it were stored.
+      const config = passConfig("tree", fence);
+      const latest = { configurable: { ...config.configurable, [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" } };
+      await store.checkpointer.put(latest, checkpointNumbered(1), METADATA, { messages: 1 });
+      expect(db.prepare("select count(*) as n from agboss_checkpoints").get()).toEqual({ n: 0 });
+      locked = true;
+      // Its hold ends (4 ms): the write is sent, and its transaction cannot begin, attempt after attempt.
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      locked = false;
+      await expect(store.pauses.findOrCreate(pause("after-lost"), fence)).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      await expect(store.leases.confirm(fence, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await store.pauses.findByTenantIdAndPauseId("t", "after-lost")).toBeUndefined();
+    } finally {
+      await store.close();
+      db.close();
+    }
   });
 
   test("a renewal queued before the failed commit, which runs after it in a transaction of its own, is refused", async () => {

@@ -103,6 +103,7 @@ export class CheckpointStatements {
     row: CheckpointRow,
     blobs: readonly BlobRow[],
     reached: readonly ReachedValue[] | undefined,
+    toldDone = false,
   ): Promise<void> {
     const prune = reached !== undefined;
     const fenced = fence !== undefined;
@@ -118,6 +119,7 @@ export class CheckpointStatements {
     };
     await runFenced(this.#store, query, args, fence, {
       applied: true,
+      toldDone,
       checked: () =>
         this.#variant(this.#put, `checked/${prune}`, () => this.#buildPut(false, prune, "silent")),
       asserted: () =>
@@ -136,6 +138,7 @@ export class CheckpointStatements {
     key: CheckpointKey & { task_id: string; task_path: string },
     keeping: readonly TaskWriteRow[],
     replacing: readonly TaskWriteRow[],
+    toldDone = false,
   ): Promise<void> {
     const fenced = fence !== undefined;
     const query = this.#variant(this.#writes, String(fenced), () => this.#buildWrites(fenced));
@@ -156,6 +159,7 @@ export class CheckpointStatements {
     };
     await runFenced(this.#store, query, args, fence, {
       applied: true,
+      toldDone,
       checked: () => this.#variant(this.#writes, "checked", () => this.#buildWrites(false, "silent")),
       asserted: () => this.#variant(this.#writes, "asserted", () => this.#buildWrites(true, "asserted")),
     });

@@ -552,7 +552,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     failed?: (error: unknown) => void,
   ): Promise<void> {
     if (this.#statements !== undefined) {
-      return noting(this.#statements.put(fence, row, blobs, reached), failed);
+      return noting(this.#statements.put(fence, row, blobs, reached, failed !== undefined), failed);
     }
     return this.#write(
       fence,
@@ -575,6 +575,8 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
         }
         if (reached !== undefined) await this.#deleteSuperseded(trx, row, reached);
       }),
+      // A held put (`failed` given): the graph was told it was done when it was put.
+      { toldDone: failed !== undefined },
     );
   }
 
@@ -686,7 +688,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   #storeWrites(fence: Fence | undefined, task: TaskWrites, failed?: (error: unknown) => void): Promise<void> {
     const { key, keeping, replacing } = task;
     if (this.#statements !== undefined) {
-      return noting(this.#statements.putWrites(fence, key, keeping, replacing), failed);
+      return noting(this.#statements.putWrites(fence, key, keeping, replacing, failed !== undefined), failed);
     }
     const rows = (list: readonly TaskWriteRow[]) => list.map((row) => ({ ...key, ...row }));
     // The fence check reads; each batch of kept writes and each replaced one is a statement.
@@ -702,7 +704,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
         }
         for (const row of rows(replacing)) await this.#queries.upsertWrite.execute(trx, row);
       }),
-      { oneWrite: statements <= 1 },
+      { oneWrite: statements <= 1, toldDone: failed !== undefined },
     );
   }
 
