@@ -404,6 +404,10 @@ export class WriteTransactions {
 
   /** Remembers that writes under `fence` resolved as applied and were not committed. */
   #loseFence(fence: Fence, error: unknown): void {
+    // One entry per lease: an older holder's loss, noted late (its held write rejected after a newer
+    // holder's), does not replace the newer one's, whose writes must stay refused.
+    const known = this.#lostCommits.get(fence.key);
+    if (known !== undefined && known.epoch > fence.epoch) return;
     this.#lostCommits.delete(fence.key);
     this.#lostCommits.set(fence.key, { epoch: fence.epoch, error });
     if (this.#lostCommits.size > MAX_LOST_COMMITS) {
