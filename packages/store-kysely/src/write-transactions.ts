@@ -148,10 +148,10 @@ export class WriteTransactions {
    */
   readonly #lostCommits = new Map<string, { readonly epoch: number; readonly error: unknown }>();
   /**
-   * Where commits are grouped: the ends (committed or failed) of writes queued as applied and not ended
-   * yet, by their fence's key (see {@link pendingUnder}).
+   * Where commits are grouped: how many writes queued as applied have not ended yet (committed or
+   * failed), by their fence's key (see {@link pendingUnder}).
    */
-  readonly #appliedEnds = new Map<string, Set<Promise<void>>>();
+  readonly #appliedPending = new Map<string, number>();
   /**
    * Per open write transaction (by the connection it runs on), the fences its writes found current:
    * lease key → epoch. Within one transaction a lease's epoch changes only by a grant in it (every other
@@ -528,21 +528,16 @@ export class WriteTransactions {
    */
   pendingUnder(fence: Fence): boolean {
     if (this.#passes !== undefined) return this.#passes.hasOpen(fence.key);
-    return (this.#appliedEnds.get(fence.key)?.size ?? 0) > 0;
+    return this.#appliedPending.has(fence.key);
   }
 
-  /** Counts `end` among the writes applied under the fence `key` until it settles (it never rejects). */
+  /** Counts a write applied under the fence `key` as pending until `end` settles (it never rejects). */
   #endsUnder(key: string, end: Promise<void>): void {
-    let ends = this.#appliedEnds.get(key);
-    if (ends === undefined) {
-      ends = new Set();
-      this.#appliedEnds.set(key, ends);
-    }
-    const under = ends;
-    under.add(end);
+    this.#appliedPending.set(key, (this.#appliedPending.get(key) ?? 0) + 1);
     void end.then(() => {
-      under.delete(end);
-      if (under.size === 0 && this.#appliedEnds.get(key) === under) this.#appliedEnds.delete(key);
+      const left = (this.#appliedPending.get(key) ?? 1) - 1;
+      if (left > 0) this.#appliedPending.set(key, left);
+      else this.#appliedPending.delete(key);
     });
   }
 

@@ -525,8 +525,8 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
 /**
  * A pause the call that moves this pass took for it, under the pass's lease, in the commit that started
  * the pass (`app.resume` does, see `ExecutionFrame.answered`): nothing is left to write before the tool.
- * The lease is confirmed with a read where the step's own take would have proved it, so a holder that
- * lost its tree meanwhile starts nothing.
+ * The lease is confirmed where the step's own take would have proved it (see `confirmLeaseUnchanged`),
+ * so a holder that lost its tree meanwhile starts nothing.
  */
 async function takenForThisPass(
   asking: Asking,

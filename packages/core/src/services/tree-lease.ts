@@ -22,12 +22,12 @@ export async function confirmLease(services: RuntimeServices, fence: Fence | und
 }
 
 /**
- * Confirms that this pass still holds its tree's lease once everything it wrote so far is committed,
- * writing nothing of its own (`LeaseRepository.confirm`): where the pass has nothing waiting to be
- * committed, that is a read. A lapsed lease is renewed as {@link confirmLease} does (it holds when
- * nobody took it since); a newer grant, or a released lease, throws {@link LeaseLostError}; a write of
- * the pass that did not commit fails it. For a step whose pause was taken in the commit that began the
- * pass: it has nothing to write before its tool, so the check costs no commit of its own.
+ * Confirms that this pass still holds its tree's lease, with a read when nothing it wrote waits to be
+ * committed (`LeaseRepository.confirm`), else with a renewal as {@link confirmLease} does, which commits
+ * with those writes; a lapsed lease nobody took since is renewed the same way. A newer grant, or a
+ * released lease, throws {@link LeaseLostError}; a write of the pass that did not commit fails it. For a
+ * step whose pause was taken in the commit that began the pass: it has nothing to write before its tool,
+ * so in a plain resume the check costs no commit.
  * @internal
  */
 export async function confirmLeaseUnchanged(
