@@ -257,7 +257,13 @@ export class WriteTransactions {
    * before any other read or write of the store runs; after a transient fault its writes run again.
    */
   applied<T>(fence: Fence, work: Work<T>, options?: WriteOptions): Promise<T> {
-    if (this.#unit.getStore() !== undefined) return this.run(work, fence);
+    const unit = this.#unit.getStore();
+    if (unit !== undefined) {
+      // A held write a read of its thread sent into a unit of work lives and dies with the unit, as one
+      // a write of the unit took in does (see atomically): its caller was told done long before.
+      if (options?.toldDone === true) this.#takenIn.get(unit)?.set(fence.key, fence);
+      return this.run(work, fence);
+    }
     this.flushHeld(fence);
     const passes = this.#passes;
     if (passes !== undefined) {

@@ -387,4 +387,23 @@ export function heldCheckpointCases(
       await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
     }),
   );
+
+  test(
+    "what a pass held, stored into a unit of work by a read of its thread there, is lost when the unit rolls back: the pass's later writes are refused",
+    withStore(async (store, fence) => {
+      const [, , c3] = await passChain(store, fence);
+      const failed = new Error("the unit's own check failed");
+      await expect(
+        store.atomically(async () => {
+          // Another caller's read of the thread, inside its unit: what the pass holds is stored first,
+          // on the unit's transaction.
+          const latest = await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+          expect(latest?.checkpoint.id).toBe(c3);
+          throw failed;
+        }),
+      ).rejects.toBe(failed);
+      expect(await stored(store, fence.key)).toEqual(NOTHING);
+      await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
+    }),
+  );
 }
