@@ -498,6 +498,31 @@ describe("a pass's checkpoint writes", () => {
     }
   });
 
+  test("a stale holder's held checkpoint refused after the newer holder's commit was lost does not clear that loss: the newer holder's writes stay refused", async () => {
+    const { store, stale, current, refuseNextCommit, close } = await openWithTakeover();
+    try {
+      // The current holder's write resolves, and its commit is refused: its later writes must be refused.
+      refuseNextCommit();
+      await store.checkpointer.put(passConfig("tree", current), checkpointNumbered(1), METADATA, {
+        messages: 1,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Then the stale holder's held checkpoint is sent (its hold ends) and refused by its fence: a loss
+      // of the older epoch, noted after the newer one's.
+      const config = passConfig("tree", stale);
+      const latest = { configurable: { ...config.configurable, [CHECKPOINT_HISTORY_CONFIG_KEY]: "latest" } };
+      await store.checkpointer.put(latest, checkpointNumbered(2), METADATA, { messages: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      await expect(store.pauses.findOrCreate(pause("after-both"), current)).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      await expect(store.leases.confirm(current, 21)).rejects.toThrow(/did not commit/);
+      expect(await store.pauses.findByTenantIdAndPauseId("t", "after-both")).toBeUndefined();
+    } finally {
+      await close();
+    }
+  });
+
   test("a renewal queued before the failed commit, which runs after it in a transaction of its own, is refused", async () => {
     const { store, current, refuseNextCommit, close } = await openWithTakeover();
     refuseNextCommit();
