@@ -260,7 +260,9 @@ export class WriteTransactions {
     const unit = this.#unit.getStore();
     if (unit !== undefined) {
       // A held write a read of its thread sent into a unit of work lives and dies with the unit, as one
-      // a write of the unit took in does (see atomically): its caller was told done long before.
+      // a write of the unit took in does (see atomically): its caller was told done long before. Until
+      // the unit ends it is not pending under its fence for `pendingUnder`: the runtime never reads, inside
+      // a unit of work, a thread it does not hold, so a pass's confirm never meets it there.
       if (options?.toldDone === true) this.#takenIn.get(unit)?.set(fence.key, fence);
       return this.run(work, fence);
     }
@@ -414,6 +416,8 @@ export class WriteTransactions {
     // holder's), does not replace the newer one's, whose writes must stay refused.
     const known = this.#lostCommits.get(fence.key);
     if (known !== undefined && known.epoch > fence.epoch) return;
+    // Nor does a later loss of the same holder replace a takeover already noted: the lease is gone.
+    if (known?.epoch === fence.epoch && known.error instanceof LeaseLostError) return;
     this.#lostCommits.delete(fence.key);
     this.#lostCommits.set(fence.key, { epoch: fence.epoch, error });
     if (this.#lostCommits.size > MAX_LOST_COMMITS) {
@@ -433,7 +437,7 @@ export class WriteTransactions {
     // that does not commit loses them, and a pass told they were done must not go on without them.
     const taken = new Map<string, Fence>();
     const loseTaken = (error: unknown) => {
-      for (const fence of taken.values()) this.#loseFence(fence, error);
+      for (const fence of taken.values()) this.#loseFence(fence, unitLossFor(fence, error));
       taken.clear();
     };
     return this.run((trx) => {
@@ -799,6 +803,20 @@ function notRunAgain(error: unknown): StoreUnavailableError {
 }
 
 /** An error's message, or what it is as text. */
+/**
+ * What a unit of work's failure notes for a lease whose held-back writes it took in: the failure
+ * itself, unless it says another lease was taken over, which says nothing of this one's (the unit may
+ * have only read this lease's thread).
+ */
+function unitLossFor(fence: Fence, error: unknown): unknown {
+  if (!(error instanceof LeaseLostError)) return error;
+  if (error.fence.key === fence.key && error.fence.epoch === fence.epoch) return error;
+  return new StoreUnavailableError(
+    `A unit of work that carried held-back checkpoint writes of "${fence.key}" failed: ${messageOf(error)}`,
+    { cause: error },
+  );
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

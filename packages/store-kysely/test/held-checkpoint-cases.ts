@@ -390,20 +390,94 @@ export function heldCheckpointCases(
 
   test(
     "what a pass held, stored into a unit of work by a read of its thread there, is lost when the unit rolls back: the pass's later writes are refused",
-    withStore(async (store, fence) => {
-      const [, , c3] = await passChain(store, fence);
+    withStore(async (store) => {
       const failed = new Error("the unit's own check failed");
-      await expect(
-        store.atomically(async () => {
-          // Another caller's read of the thread, inside its unit: what the pass holds is stored first,
-          // on the unit's transaction.
-          const latest = await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
-          expect(latest?.checkpoint.id).toBe(c3);
-          throw failed;
-        }),
-      ).rejects.toBe(failed);
-      expect(await stored(store, fence.key)).toEqual(NOTHING);
+      const fence = await readIntoFailingUnit(store, () => failed);
       await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
     }),
   );
+
+  test(
+    "what a pass held, stored into a unit of work by the pass's own confirm of its lease there, is lost when the unit rolls back",
+    withStore(async (store) => {
+      const failed = new Error("the unit's own check failed");
+      const fence = await readIntoFailingUnit(
+        store,
+        () => failed,
+        async (held) => {
+          expect(await store.leases.confirm(held, Date.now())).toBe(false);
+        },
+      );
+      await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
+    }),
+  );
+
+  test(
+    "a unit that fails because another lease was taken over does not report the lease whose held writes it read as taken over: they were lost, not taken",
+    withStore(async (store) => {
+      const other = { key: `acme/other-${randomUUID()}`, epoch: 1 };
+      const fence = await readIntoFailingUnit(store, () => new LeaseLostError(other));
+      const refused = await renew(store, fence).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      expect(refused).not.toBeInstanceOf(LeaseLostError);
+    }),
+  );
+
+  test(
+    "a stale pass's held writes refused inside a unit that then fails stay refused as taken over, not as a unit's loss",
+    withStore(async (store, fence) => {
+      await passChain(store, fence);
+      await store.leases.acquire({
+        key: fence.key,
+        holder: "pass-2",
+        now: Date.now(),
+        ttlMs: TTL_MS,
+        takeOver: true,
+      });
+      const failed = new Error("the unit's own check failed");
+      await expect(
+        store.atomically(async () => {
+          // Stored here first, and refused: the lease has a newer holder.
+          await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+          throw failed;
+        }),
+      ).rejects.toBe(failed);
+      await expect(renew(store, fence)).rejects.toBeInstanceOf(LeaseLostError);
+    }),
+  );
+}
+
+/**
+ * A new pass's chain of held writes (see {@link passChain}), read into a unit of work (by a read of
+ * its thread, or by `read`) that then fails with `failure(fence)`: its writes are stored on the unit's
+ * transaction and rolled back with it.
+ * Tried again on a new lease when the hold's timer sent them before the unit read them (a busy
+ * machine): then they are stored, and the case is not the one under test. Returns the pass's fence.
+ */
+async function readIntoFailingUnit(
+  store: KyselyStore,
+  failure: (fence: Fence) => Error,
+  read?: (fence: Fence) => Promise<void>,
+): Promise<Fence> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const key = `acme/held-${randomUUID()}`;
+    const fence = await store.leases.acquire({ key, holder: "pass-1", now: Date.now(), ttlMs: TTL_MS });
+    if (fence === undefined) throw new Error("the lease of a new key was not granted");
+    const [, , c3] = await passChain(store, fence);
+    const error = failure(fence);
+    await expect(
+      store.atomically(async () => {
+        // Another caller's read of the thread, inside its unit: what the pass holds is stored first,
+        // on the unit's transaction.
+        if (read !== undefined) await read(fence);
+        else {
+          const latest = await store.checkpointer.getTuple({ configurable: { thread_id: key } });
+          expect(latest?.checkpoint.id).toBe(c3);
+        }
+        throw error;
+      }),
+    ).rejects.toBe(error);
+    if ((await stored(store, key)).checkpoints.length === 0) return fence;
+  }
+  throw new Error("the hold's timer sent the pass's writes before the unit read them, five times running");
 }
