@@ -299,15 +299,17 @@ export class TreeMover {
         if (ahead !== undefined) forgetKeptRead(this.#services.store.checkpointer, ahead.token);
       }
       if (out.__interrupt__ === undefined) return { finished: out, moved };
-      // Before resting, take the pauses resolved while this pass ran (the drain). The audit trail the
-      // record rests with is read alongside, not after it: on a pool the two reads overlap.
+      // Before resting, take the pauses resolved while this pass ran (the drain). The audit trail a
+      // caller asked the record for is read alongside, not after it: on a pool the two reads overlap.
       if (pass.holdsLaunch) {
         command = CONTINUE;
         continue;
       }
-      const audit = this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId);
+      const audit = showsAudit(pass, out as FlowStateValue)
+        ? this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId)
+        : undefined;
       // Not read when the pass goes on instead; whoever waits for it still sees how it failed.
-      audit.catch(() => undefined);
+      audit?.catch(() => undefined);
       const drained = await this.#drain(pass, out.__interrupt__);
       if (drained === undefined) command = CONTINUE;
       else if (drained.resume !== undefined) command = drained.resume;
@@ -360,7 +362,9 @@ export class TreeMover {
     const record = this.#recorder.build(tree, {
       status: ExecutionStatus.Paused,
       state: values,
-      pauses: await (audit ?? this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId)),
+      pauses: showsAudit(pass, values)
+        ? await (audit ?? this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId))
+        : [],
     });
     await pass.saveLast(record);
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
@@ -382,7 +386,9 @@ export class TreeMover {
     const record = this.#recorder.build(tree, {
       status: ExecutionStatus.Completed,
       state,
-      pauses: withRecord ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId) : [],
+      pauses: showsAudit(pass, state)
+        ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId)
+        : [],
     });
     await pass.saveLast(record);
     const output: ExecutionOutput = {
@@ -572,6 +578,18 @@ export class TreeMover {
 /** How many times a pass looks again for an answer that landed while it listed the pending pauses. */
 const MAX_LOOKS = 3;
 
+/**
+ * Whether the record a pass builds from `state` shows the tree's audit trail: the caller asked for the
+ * record, or the output lists the execution's finished children, each with its own pauses. The stored
+ * record's trail is never read back (`app.record` reads the audit entries), so otherwise it is left
+ * empty and the audit is not read.
+ */
+function showsAudit(pass: Pass, state: FlowStateValue | undefined): boolean {
+  if (pass.withRecord) return true;
+  const run = state?.run;
+  return run?.executionId === pass.frame.executionId && Object.keys(run.children).length > 0;
+}
+
 /** How many times, and how far apart, an aborted start looks again for its first checkpoint. */
 const CHECKPOINT_LOOKS = 10;
 const CHECKPOINT_LOOK_MS = 20;
@@ -588,8 +606,8 @@ interface Advanced {
   readonly rest?: {
     readonly values: FlowStateValue;
     readonly waiting: readonly PauseRecord[];
-    /** The tree's audit trail, read while the pending pauses were. */
-    readonly audit: Promise<PauseEntry[]>;
+    /** The tree's audit trail, read while the pending pauses were, when the caller asked for the record. */
+    readonly audit: Promise<PauseEntry[]> | undefined;
   };
   readonly snapshot?: Snapshot;
   readonly moved: boolean;

@@ -1,5 +1,6 @@
 import {
   AgentFailedError,
+  type ChildExecutionRecord,
   callTool,
   ExecutionStatus,
   NotPausedError,
@@ -103,6 +104,38 @@ onEachBackendAndPostgres(CaseApplication, (test) => {
     expect(record?.children).toEqual(children);
     const stored = await app.record(paused.executionId, { tenantId: "acme" });
     expect(stored?.children?.map((c) => c.pauses.length)).toEqual([1, 1, 0]);
+  });
+
+  test("[AU-03] without asking for the record too, the children an output lists carry their own pauses, at a rest and at the end", async ({
+    app,
+    mockLlm,
+  }) => {
+    const booking = callTool(BookExpenseTool, { purpose: "desk lamp", amountCents: 300 });
+    mockLlm(ClerkAgent).thenReturn(booking, booking, replyWith("desk done"), replyWith("desk done"));
+    mockLlm(AuditorAgent).thenReturn(
+      callTool(BookExpenseTool, { purpose: "audit fee", amountCents: 500 }),
+      replyWith("audit done"),
+    );
+    mockLlm(LeadAgent).thenReturn(replyWith("all done"));
+    const paused = await app.execute(FanOutStart, { text: "three desks" }, { ...run, threadId: "t-au3b" });
+    expect(paused.pending).toHaveLength(3);
+    const outputs = [];
+    for (const p of paused.pending) {
+      outputs.push(await app.resume({ pauseId: p.pauseId as string, decision: { approved: true } }, owner));
+    }
+    // After the first answer one child has finished (whichever the answer was for: the nested one's
+    // pause is its own child's) and the tree rests on the other two.
+    const resting = outputs[0];
+    expect(resting?.status).toBe(ExecutionStatus.Paused);
+    expect(resting?.pending).toHaveLength(2);
+    const answeredIn = (child: ChildExecutionRecord): number =>
+      child.pauses.length + child.children.reduce((sum, grandchild) => sum + answeredIn(grandchild), 0);
+    expect(resting?.children?.map(answeredIn)).toEqual([1]);
+    const done = outputs.at(-1);
+    expect(done?.status).toBe(ExecutionStatus.Completed);
+    expect(done?.record).toBeUndefined();
+    expect(done?.children?.map((c) => c.pauses.length)).toEqual([1, 1, 0]);
+    expect(done?.children?.[2]?.children.map((g) => g.pauses.length)).toEqual([1]);
   });
 
   test("[FW-05] FailFast withdraws a sibling child's pause at any depth and the execution fails in the same call", async ({
