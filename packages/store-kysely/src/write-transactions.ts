@@ -802,7 +802,6 @@ function notRunAgain(error: unknown): StoreUnavailableError {
   );
 }
 
-/** An error's message, or what it is as text. */
 /**
  * What a unit of work's failure notes for a lease whose held-back writes it took in: the failure
  * itself, unless it says another lease was taken over, which says nothing of this one's (the unit may
@@ -817,6 +816,7 @@ function unitLossFor(fence: Fence, error: unknown): unknown {
   );
 }
 
+/** An error's message, or what it is as text. */
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -497,20 +497,20 @@ export class TreeMover {
     }
     if (ended?.status !== ExecutionStatus.Completed) return undefined;
     const state = finishOutput(tree.flow, finished);
+    // As the pass that ended it returned it (see #complete): its children, each with its own pauses.
+    const record = this.#recorder.build(tree, {
+      status: ExecutionStatus.Completed,
+      state,
+      pauses: showsAudit(pass, state) ? await this.#recorder.audit(tenantId, frame.rootExecutionId) : [],
+    });
     return {
       status: ExecutionStatus.Completed,
       output: state.run.output,
       threadId: frame.threadId,
       executionId: frame.executionId,
       pending: [],
-      ...(withRecord
-        ? {
-            record: {
-              ...this.#recorder.build(tree, { status: ExecutionStatus.Completed, state, pauses: [] }),
-              pauses: await this.#recorder.audit(tenantId, frame.rootExecutionId),
-            },
-          }
-        : {}),
+      children: record.children ?? [],
+      ...(withRecord ? { record } : {}),
     };
   }
 

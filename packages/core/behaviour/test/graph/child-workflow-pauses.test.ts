@@ -8,7 +8,7 @@ import {
   PauseStatus,
   replyWith,
 } from "@agboss/core";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
@@ -136,6 +136,52 @@ onEachBackendAndPostgres(CaseApplication, (test) => {
     expect(done?.record).toBeUndefined();
     expect(done?.children?.map((c) => c.pauses.length)).toEqual([1, 1, 0]);
     expect(done?.children?.[2]?.children.map((g) => g.pauses.length)).toEqual([1]);
+  });
+
+  test("[AU-03] resumes that waited for the lease while one of them ended the tree return its children with their pauses too", async ({
+    app,
+    openApp,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const booking = callTool(BookExpenseTool, { purpose: "desk lamp", amountCents: 300 });
+    mockLlm(ClerkAgent).thenReturn(booking, booking, replyWith("desk done"), replyWith("desk done"));
+    mockLlm(AuditorAgent).thenReturn(
+      callTool(BookExpenseTool, { purpose: "audit fee", amountCents: 500 }),
+      replyWith("audit done"),
+    );
+    mockLlm(LeadAgent).thenReturn(replyWith("all done"));
+    const paused = await app.execute(FanOutStart, { text: "three desks" }, { ...run, threadId: "t-au3c" });
+    expect(paused.pending).toHaveLength(3);
+    // Another instance holds the tree while the three answers are recorded; once it lets go, the first
+    // resume to take the lease runs every answer and ends the tree, and the others find it ended.
+    const blocker = await store.leases.acquire({
+      key: "acme/t-au3c",
+      holder: "another-instance",
+      now: clock.now(),
+      ttlMs: 30_000,
+    });
+    const other = await openApp();
+    const resumes = paused.pending.map((p, index) =>
+      (index === 0 ? other : app).resume(
+        { pauseId: p.pauseId as string, decision: { approved: true } },
+        owner,
+      ),
+    );
+    await vi.waitFor(async () => {
+      const statuses = (await store.pauses.list({ tenantId: "acme", threadId: "t-au3c" })).map(
+        (p) => p.status,
+      );
+      expect(statuses).toEqual([PauseStatus.Resolved, PauseStatus.Resolved, PauseStatus.Resolved]);
+    });
+    await store.leases.release(blocker as NonNullable<typeof blocker>);
+    const results = await Promise.all(resumes);
+    for (const result of results) {
+      expect(result.status).toBe(ExecutionStatus.Completed);
+      expect(result.children?.map((c) => c.pauses.length)).toEqual([1, 1, 0]);
+      expect(result.children?.[2]?.children.map((g) => g.pauses.length)).toEqual([1]);
+    }
   });
 
   test("[FW-05] FailFast withdraws a sibling child's pause at any depth and the execution fails in the same call", async ({
