@@ -170,10 +170,12 @@ export async function runPlanWorkload(options: PlanWorkloadOptions): Promise<{
     await options.afterSeed?.();
 
     queries.length = 0;
+    // With its record, so the pause reads the tree's audit trail too (as `app.record` does), and that
+    // read's plan is checked with the rest.
     const paused = await app.execute(
       PlanStart,
       { text: "Please refund o-2002." },
-      { threadId: "measured-thread", ownerId: "customer-2", tenant: { tenantId: PLAN_TENANT } },
+      { threadId: "measured-thread", ownerId: "customer-2", tenant: { tenantId: PLAN_TENANT }, record: true },
     );
     if (paused.status !== ExecutionStatus.Paused) throw new Error(`the measured tree ${paused.status}`);
     const pause = statements(queries);
