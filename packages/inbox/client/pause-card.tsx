@@ -328,7 +328,7 @@ export function PauseCard(props: {
           </div>
         </form>
       )}
-      {showAudit && <AuditTrail executionId={pause.executionId} headingId={`${id}-audit`} />}
+      {showAudit && <AuditTrail executionId={pause.rootExecutionId} headingId={`${id}-audit`} />}
     </article>
   );
 }

@@ -1,13 +1,9 @@
-import { type ChildExecutionRecord, type PauseEntry, PauseStatus } from "@agboss/core";
+import { type PauseEntry, PauseStatus } from "@agboss/core";
 import type { CheckedCaller } from "./inbox-caller.js";
 import type { InboxContext } from "./inbox-context.js";
 import { InboxErrorCode, inboxError } from "./inbox-errors.js";
 import type { InboxAudit, InboxAuditEntry } from "./inbox-types.js";
 import { isVisibleTo } from "./pending-pauses.js";
-
-function entriesOf(pauses: readonly PauseEntry[], children: readonly ChildExecutionRecord[]): PauseEntry[] {
-  return [...pauses, ...children.flatMap((child) => entriesOf(child.pauses, child.children))];
-}
 
 function entryView(entry: PauseEntry): InboxAuditEntry {
   return {
@@ -42,7 +38,8 @@ export async function auditRoute(
     `No execution "${executionId}" is visible to you.`,
   );
   if (record === undefined) throw unknown;
-  const resolved = entriesOf(record.pauses, record.children ?? []);
+  // The root's trail holds the whole tree's, its children's included.
+  const resolved = record.pauses;
   const waiting = await app.store.pauses.list({
     tenantId: caller.tenantId,
     rootExecutionId: record.rootExecutionId,

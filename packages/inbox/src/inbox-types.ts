@@ -21,7 +21,10 @@ export interface InboxPause {
   /** The call's arguments, sensitive fields masked. */
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly threadId: string;
+  /** The execution that asked: the root's id, or a child workflow's inside its tree. */
   readonly executionId: string;
+  /** The tree's root execution: the id whose audit trail (`GET /api/executions/{id}`) holds this pause. */
+  readonly rootExecutionId: string;
   /** When it was asked, ISO 8601. */
   readonly askedAt: string;
   /** True when the role reads free-text replies (it has a reply interpreter). */

@@ -124,6 +124,7 @@ export class PauseViews {
       arguments: args,
       threadId: pause.threadId,
       executionId: pause.executionId,
+      rootExecutionId: pause.rootExecutionId,
       askedAt: new Date(pause.askedAt).toISOString(),
       readsReplies: channel?.replyInterpreter !== undefined,
       schemas: {

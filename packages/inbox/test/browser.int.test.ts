@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Balancer, balance } from "./balancer.js";
-import { OpsLedger } from "./fixtures/ops-desk.js";
+import { CaseStart, OpsLedger } from "./fixtures/ops-desk.js";
 import {
   ask,
   call,
@@ -223,6 +223,29 @@ describe("the inbox in Chromium, two instances behind a balancer", () => {
     await expect.poll(() => signOffs.count()).toBe(0);
     await expect.poll(() => page.locator(".gone").textContent()).toContain("was withdrawn");
     await shot(page, "withdrawn");
+    await context.close();
+  });
+
+  test("a pause asked inside a child workflow opens the audit trail of its whole tree", async () => {
+    const { context, page } = await signedIn("dana");
+    await a.app.execute(
+      CaseStart,
+      { text: "assess ord_5" },
+      { threadId: "case:ord_5", ownerId: "dana", tenant: { tenantId: "acme" } },
+    );
+    const asked = card(page, "ord_5");
+    await expect.poll(() => asked.count()).toBe(1);
+    await asked.getByRole("button", { name: "Audit trail" }).click();
+    const trail = asked.locator(".audit");
+    await expect.poll(() => trail.locator("tbody tr").count()).toBe(1);
+    expect(await trail.textContent()).toContain("waiting");
+    const pauseId = await asked.evaluate((el) => (el as HTMLElement).dataset.pauseId ?? "");
+    const answered = await call(lb.url, `/agboss/pauses/${pauseId}/answer`, {
+      as: "dana",
+      body: { answer: { refundCents: 100, restock: true, condition: "scratched", note: "corner" } },
+    });
+    expect(answered.status).toBe(200);
+    await expect.poll(() => asked.count()).toBe(0);
     await context.close();
   });
 

@@ -1,7 +1,7 @@
 import { PauseStatus } from "@agboss/core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createAgbossInbox, type InboxPause } from "../src/index.js";
-import { OpsLedger } from "./fixtures/ops-desk.js";
+import { CaseStart, OpsLedger } from "./fixtures/ops-desk.js";
 import {
   ask,
   call,
@@ -191,6 +191,42 @@ describe("answers", () => {
       const hidden = await call(one.url, `/inbox/api/executions/${assess?.executionId}`, { as: who });
       expect([who, hidden.status]).toEqual([who, 404]);
     }
+  });
+});
+
+describe("the audit trail", () => {
+  test("of a tree whose question was asked in a child workflow is the root's, and lists each answer once", async () => {
+    const paused = await one.app.execute(
+      CaseStart,
+      { text: "assess ord_9" },
+      { threadId: "case:ord_9", ownerId: "dana", tenant: { tenantId: "acme" } },
+    );
+    const [assess] = (await pausesOf("dana")).filter((p) => p.threadId === "case:ord_9");
+    // Asked in the child; the trail the page opens for it is the tree's root's.
+    expect(assess?.executionId).not.toBe(paused.executionId);
+    expect(assess?.rootExecutionId).toBe(paused.executionId);
+    const answer = { refundCents: 300, restock: true, condition: "scratched", note: "box only" };
+    const sent = await call(one.url, `/inbox/api/pauses/${assess?.pauseId}/answer`, {
+      as: "dana",
+      body: { answer },
+    });
+    expect(sent.body.outcome).toBe("recorded");
+    await one.app.idle();
+    const audit = await call(one.url, `/inbox/api/executions/${assess?.rootExecutionId}`, { as: "dana" });
+    expect(audit.body).toMatchObject({ workflow: { name: "case-workflow" }, status: "completed" });
+    expect(audit.body.entries).toMatchObject([
+      { tool: "assess-tool", resolution: "replied", responder: "dana" },
+    ]);
+    expect(audit.body.entries).toHaveLength(1);
+    // A child has no record of its own: its id names no trail.
+    const child = await call(
+      one.url,
+      `/inbox/api/executions/${encodeURIComponent(assess?.executionId ?? "")}`,
+      {
+        as: "dana",
+      },
+    );
+    expect(child.status).toBe(404);
   });
 });
 
