@@ -186,7 +186,7 @@ export class WriteTransactions {
           gate: this.#gate,
           holding: (connection, work) => this.#holding(connection, work),
           began: (connection) => this.leasesChanged(connection),
-          lost: (fence, error) => this.#loseFence(fence, error),
+          lost: (fence, error) => this.#loseFence(fence, lossNotedFor(fence, error)),
           commitWithNext:
             store.capabilities.commitWithNextStatement === undefined
               ? undefined
@@ -398,7 +398,9 @@ export class WriteTransactions {
    */
   #lost(unit: QueuedWork, error: unknown): void {
     const applied = unit.applied;
-    if (applied?.resolved === true || applied?.toldDone === true) this.#loseFence(applied.fence, error);
+    if (applied?.resolved === true || applied?.toldDone === true) {
+      this.#loseFence(applied.fence, lossNotedFor(applied.fence, error));
+    }
   }
 
   /**
@@ -437,7 +439,7 @@ export class WriteTransactions {
     // that does not commit loses them, and a pass told they were done must not go on without them.
     const taken = new Map<string, Fence>();
     const loseTaken = (error: unknown) => {
-      for (const fence of taken.values()) this.#loseFence(fence, unitLossFor(fence, error));
+      for (const fence of taken.values()) this.#loseFence(fence, lossNotedFor(fence, error));
       taken.clear();
     };
     return this.run((trx) => {
@@ -803,11 +805,11 @@ function notRunAgain(error: unknown): StoreUnavailableError {
 }
 
 /**
- * What a unit of work's failure notes for a lease whose held-back writes it took in: the failure
- * itself, unless it says another lease was taken over, which says nothing of this one's (the unit may
- * have only read this lease's thread).
+ * What a failure that took writes of a lease with it (a unit of work that carried its held-back writes,
+ * a transaction of its group) notes for that lease: the failure itself, unless it says another lease was
+ * taken over, which says nothing of this one's (a unit may have only read this lease's thread).
  */
-function unitLossFor(fence: Fence, error: unknown): unknown {
+function lossNotedFor(fence: Fence, error: unknown): unknown {
   if (!(error instanceof LeaseLostError)) return error;
   if (error.fence.key === fence.key && error.fence.epoch === fence.epoch) return error;
   return new StoreUnavailableError(
