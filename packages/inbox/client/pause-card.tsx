@@ -328,7 +328,10 @@ export function PauseCard(props: {
           </div>
         </form>
       )}
-      {showAudit && <AuditTrail executionId={pause.rootExecutionId} headingId={`${id}-audit`} />}
+      {/* The tree's trail; an instance of an older version, during a rolling upgrade, sends no root. */}
+      {showAudit && (
+        <AuditTrail executionId={pause.rootExecutionId ?? pause.executionId} headingId={`${id}-audit`} />
+      )}
     </article>
   );
 }

@@ -19,7 +19,10 @@ export type InboxAnswerOutcome =
   | {
       readonly outcome: "recorded";
       readonly pauseId: string;
+      /** The execution the pause waited in: the root's, or a child workflow's. */
       readonly executionId: string;
+      /** The tree's root execution: the id of its audit trail (`GET /api/executions/{id}`). */
+      readonly rootExecutionId: string;
       readonly resolvedAt: string;
     }
   | {
@@ -109,6 +112,7 @@ export async function answerRoute(
       outcome: "recorded",
       pauseId,
       executionId: receipt.executionId,
+      rootExecutionId: pause.rootExecutionId,
       resolvedAt: receipt.resolvedAt,
     };
   } catch (error) {

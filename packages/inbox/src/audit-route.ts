@@ -20,9 +20,10 @@ function entryView(entry: PauseEntry): InboxAuditEntry {
 }
 
 /**
- * `GET /api/executions/{executionId}`: who answered what in the execution's tree, how and when, and what
- * still waits. For the thread's owner, and for a person who answers one of the roles asked in it; to
- * anyone else a 404, as if it did not exist.
+ * `GET /api/executions/{executionId}`: who answered what in the tree whose root is `executionId`, how
+ * and when, and what still waits (a child workflow's id has no record: a 404). For the thread's owner,
+ * and for a person who answers one of the roles asked in it; to anyone else a 404, as if it did not
+ * exist.
  * @internal
  */
 export async function auditRoute(

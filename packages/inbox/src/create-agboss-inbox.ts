@@ -57,7 +57,7 @@ function failure(context: InboxContext, c: Context, error: unknown): Response {
  * | `GET /api/pauses` | `{ pauses }`: the caller's pending pauses, newest first |
  * | `GET /api/events` | the event stream: `snapshot`, then `asked` and `closed` |
  * | `POST /api/pauses/{pauseId}/answer` | `{ decision }`, `{ answer }` or `{ reply }`; 200 once recorded |
- * | `GET /api/executions/{executionId}` | the execution's audit trail |
+ * | `GET /api/executions/{executionId}` | the audit trail of the tree whose root it is (a child's id: 404) |
  *
  * @example
  * const authenticate = async (request: Request) => {

@@ -228,6 +228,35 @@ describe("the audit trail", () => {
     );
     expect(child.status).toBe(404);
   });
+
+  test("of a child's pause answered by a role: the role's person reads the tree's trail while it waits and once answered, another tenant does not", async () => {
+    const paused = await one.app.execute(
+      CaseStart,
+      { text: "refund ord_8 2500" },
+      { threadId: "case:ord_8", ownerId: "dana", tenant: { tenantId: "acme" } },
+    );
+    const [refund] = (await pausesOf("mia")).filter((p) => p.threadId === "case:ord_8");
+    expect(refund?.rootExecutionId).toBe(paused.executionId);
+    const trailOf = (who: string) =>
+      call(one.url, `/inbox/api/executions/${refund?.rootExecutionId}`, { as: who });
+    const waiting = await trailOf("mia");
+    expect(waiting.status).toBe(200);
+    expect(waiting.body.entries).toMatchObject([{ tool: "refund-tool", resolution: "pending" }]);
+    const sent = await call(one.url, `/inbox/api/pauses/${refund?.pauseId}/answer`, {
+      as: "mia",
+      body: { decision: { approved: true } },
+    });
+    // The receipt names the tree's root, whose trail holds the answer.
+    expect(sent.body).toMatchObject({ outcome: "recorded", rootExecutionId: paused.executionId });
+    expect(sent.body.executionId).not.toBe(paused.executionId);
+    await one.app.idle();
+    const answered = await trailOf("mia");
+    expect(answered.body.entries).toMatchObject([
+      { tool: "refund-tool", resolution: "replied", responder: "mia" },
+    ]);
+    expect(answered.body.entries).toHaveLength(1);
+    expect((await trailOf("globex")).status).toBe(404);
+  });
 });
 
 describe("the page", () => {
