@@ -167,16 +167,6 @@ export class WriteTransactions {
    * if that attempt does not commit, they are gone (see {@link atomically}).
    */
   readonly #takenIn = new WeakMap<object, Map<string, Fence>>();
-  /** When each open unit of work ends, committed or not (its loss noted first), by its transaction. */
-  readonly #unitEnds = new WeakMap<object, Promise<void>>();
-  /**
-   * The open units of work that carry held-back writes of a lease, by lease key (see
-   * {@link atomically}): until each has ended, whether those writes commit is not known.
-   */
-  readonly #carriedBy = new Map<
-    string,
-    Map<object, { readonly epoch: number; readonly ends: Promise<void> }>
-  >();
 
   /** `db` must run statements as they are: transactions are never retried statement by statement. */
   constructor(store: Omit<StoreDatabase, "transactions"> & { readonly retry?: FaultRetry | undefined }) {
@@ -270,8 +260,10 @@ export class WriteTransactions {
     const unit = this.#unit.getStore();
     if (unit !== undefined) {
       // A held write a read of its thread sent into a unit of work lives and dies with the unit, as one
-      // a write of the unit took in does (see atomically): its caller was told done long before.
-      if (options?.toldDone === true) this.#noteTaken(unit, fence);
+      // a write of the unit took in does (see atomically): its caller was told done long before. Until
+      // the unit ends it is not pending under its fence for `pendingUnder`: the runtime never reads, inside
+      // a unit of work, a thread it does not hold, so a pass's confirm never meets it there.
+      if (options?.toldDone === true) this.#takenIn.get(unit)?.set(fence.key, fence);
       return this.run(work, fence);
     }
     this.flushHeld(fence);
@@ -450,10 +442,6 @@ export class WriteTransactions {
       for (const fence of taken.values()) this.#loseFence(fence, lossNotedFor(fence, error));
       taken.clear();
     };
-    let ended!: () => void;
-    const ends = new Promise<void>((resolve) => {
-      ended = resolve;
-    });
     return this.run((trx) => {
       if (taken.size > 0) {
         loseTaken(
@@ -463,69 +451,11 @@ export class WriteTransactions {
         );
       }
       this.#takenIn.set(trx, taken);
-      this.#unitEnds.set(trx, ends);
       return this.#unit.run(trx, work);
-    }).then(
-      (value) => {
-        ended();
-        return value;
-      },
-      (error: unknown) => {
-        loseTaken(error);
-        ended();
-        throw error;
-      },
-    );
-  }
-
-  /**
-   * Notes that the unit of work on `unit` carries held-back writes of `fence`: they commit or are lost
-   * with it, and until it ends they are pending under the fence (see {@link pendingUnder}).
-   */
-  #noteTaken(unit: object, fence: Fence): void {
-    const taken = this.#takenIn.get(unit);
-    if (taken === undefined) return;
-    taken.set(fence.key, fence);
-    const ends = this.#unitEnds.get(unit);
-    if (ends === undefined) return;
-    let carried = this.#carriedBy.get(fence.key);
-    if (carried === undefined) {
-      carried = new Map();
-      this.#carriedBy.set(fence.key, carried);
-    }
-    if (carried.has(unit)) return;
-    carried.set(unit, { epoch: fence.epoch, ends });
-    const noted = carried;
-    void ends.then(() => {
-      noted.delete(unit);
-      if (noted.size === 0 && this.#carriedBy.get(fence.key) === noted) this.#carriedBy.delete(fence.key);
+    }).catch((error: unknown) => {
+      loseTaken(error);
+      throw error;
     });
-  }
-
-  /** When the open units of work other than the caller's that carry held-back writes of `fence` end. */
-  #carriedElsewhere(fence: Fence): Promise<void>[] {
-    const carried = this.#carriedBy.get(fence.key);
-    if (carried === undefined) return [];
-    const current = this.#unit.getStore();
-    const ends: Promise<void>[] = [];
-    for (const [unit, { epoch, ends: end }] of carried) {
-      if (unit !== current && epoch === fence.epoch) ends.push(end);
-    }
-    return ends;
-  }
-
-  /**
-   * Settles once no unit of work other than the caller's carries held-back writes of `fence`: then
-   * whether they committed is known, and a unit that rolled back has marked the fence lost (see
-   * {@link refuseAfterLostCommit}). A renewal before an approved tool asks it first. Undefined when
-   * there is nothing to wait for, and inside a unit of work, where the other unit could be waiting for
-   * this one's transaction.
-   */
-  afterUnitsCarrying(fence: Fence): Promise<void> | undefined {
-    if (this.#unit.getStore() !== undefined) return undefined;
-    const ends = this.#carriedElsewhere(fence);
-    if (ends.length === 0) return undefined;
-    return Promise.all(ends).then(() => this.afterUnitsCarrying(fence));
   }
 
   /**
@@ -539,7 +469,7 @@ export class WriteTransactions {
     unit: Kysely<AgbossDatabase>,
   ): Promise<T> {
     if (flushing === undefined || fence === undefined) return work(unit);
-    this.#noteTaken(unit, fence);
+    this.#takenIn.get(unit)?.set(fence.key, fence);
     return flushing.then(() => work(unit));
   }
 
@@ -605,12 +535,10 @@ export class WriteTransactions {
   /**
    * Whether a write issued as applied under `fence`'s lease (see {@link applied}) may still be waiting
    * for its commit: where commits are grouped, one of them has not ended yet; where passes run on a
-   * pool, a pass is open under the lease; either way, another caller's unit of work that carries its
-   * held-back writes has not ended (see {@link afterUnitsCarrying}). Asked by a check that may answer only when nothing of the
+   * pool, a pass is open under the lease. Asked by a check that may answer only when nothing of the
    * fence waits to be committed (`LeaseRepository.confirm`).
    */
   pendingUnder(fence: Fence): boolean {
-    if (this.#carriedElsewhere(fence).length > 0) return true;
     if (this.#passes !== undefined) return this.#passes.hasOpen(fence.key);
     return this.#appliedPending.has(fence.key);
   }

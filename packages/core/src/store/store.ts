@@ -36,9 +36,9 @@ export interface Store {
    * calls: nothing else should be awaited inside it (on SQLite it holds the write lock). A unit that
    * meets a transient fault runs again whole, so `work` must be safe to run again. The in-memory store
    * runs `work` as it is (its writes land at once; a throw part-way keeps the writes made before it).
-   * A read, inside `work`, of the checkpoints of a thread an execution is moving first stores there what
-   * its pass holds back (the SQL stores): if the unit fails, that pass is stopped, and until the unit
-   * ends the pass's check of its lease before an approved tool waits for it. Better kept out of units.
+   * Do not read, inside `work`, the checkpoints of a thread an execution is moving: the SQL stores first
+   * store there what its pass holds back, and a unit that then fails loses it (the pass is stopped, but a
+   * check of its lease made while the unit is still open does not see the loss).
    */
   atomically<T>(work: () => Promise<T>): Promise<T>;
   /**

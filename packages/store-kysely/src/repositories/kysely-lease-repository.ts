@@ -166,10 +166,6 @@ export class KyselyLeaseRepository implements LeaseRepository {
 
   async renew(args: { fence: Fence; now: number; ttlMs: number }): Promise<boolean> {
     const { fence, now, ttlMs } = args;
-    // Held-back writes of the holder that another caller's unit of work carries commit or are lost
-    // with it: known only once it ends (see `WriteTransactions.afterUnitsCarrying`).
-    const carried = this.#store.transactions?.afterUnitsCarrying(fence);
-    if (carried !== undefined) await carried;
     const updated = await inWriteTransaction(
       this.#store,
       (trx) => {
