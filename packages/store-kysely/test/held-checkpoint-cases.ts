@@ -389,7 +389,28 @@ export function heldCheckpointCases(
   );
 
   test(
-    "what a pass held, stored into a unit of work by a read of its thread there, is lost when the unit rolls back: the pass's later writes are refused",
+    "another caller's read of a pass's thread inside its unit of work finds the thread as committed and leaves what the pass holds out of the unit: its rollback takes nothing of the pass's",
+    withStore(async (store, fence) => {
+      const [, , c3] = await passChain(store, fence);
+      const failed = new Error("the unit's own check failed");
+      await expect(
+        store.atomically(async () => {
+          expect(
+            await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } }),
+          ).toBeUndefined();
+          const listed = [];
+          for await (const tuple of store.checkpointer.list({ configurable: {} })) listed.push(tuple);
+          expect(listed.filter((t) => t.config.configurable?.thread_id === fence.key)).toEqual([]);
+          throw failed;
+        }),
+      ).rejects.toBe(failed);
+      expect(await renew(store, fence)).toBe(true);
+      expect((await stored(store, fence.key)).checkpoints).toEqual([{ checkpoint_id: c3 }]);
+    }),
+  );
+
+  test(
+    "what a pass held, stored into a unit of work by the pass's own read there, is lost when the unit rolls back: the pass's later writes are refused",
     withStore(async (store) => {
       const failed = new Error("the unit's own check failed");
       const fence = await readIntoFailingUnit(store, () => failed);
@@ -437,8 +458,9 @@ export function heldCheckpointCases(
       const failed = new Error("the unit's own check failed");
       await expect(
         store.atomically(async () => {
-          // Stored here first, and refused: the lease has a newer holder.
-          await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+          // The stale pass's own read: what it holds is stored here first, and refused (the lease has a
+          // newer holder), which fails the read.
+          await store.checkpointer.getTuple(passConfig(fence)).catch(() => undefined);
           throw failed;
         }),
       ).rejects.toBe(failed);
@@ -448,9 +470,9 @@ export function heldCheckpointCases(
 }
 
 /**
- * A new pass's chain of held writes (see {@link passChain}), read into a unit of work (by a read of
- * its thread, or by `read`) that then fails with `failure(fence)`: its writes are stored on the unit's
- * transaction and rolled back with it.
+ * A new pass's chain of held writes (see {@link passChain}), read into a unit of work (by the pass's
+ * own read of its thread, or by `read`) that then fails with `failure(fence)`: its writes are stored on
+ * the unit's transaction and rolled back with it.
  * Tried again on a new lease when the hold's timer sent them before the unit read them (a busy
  * machine): then they are stored, and the case is not the one under test. Returns the pass's fence.
  */
@@ -467,11 +489,11 @@ async function readIntoFailingUnit(
     const error = failure(fence);
     await expect(
       store.atomically(async () => {
-        // Another caller's read of the thread, inside its unit: what the pass holds is stored first,
-        // on the unit's transaction.
+        // The pass's own read of its thread, inside the unit: what it holds is stored first, on the
+        // unit's transaction.
         if (read !== undefined) await read(fence);
         else {
-          const latest = await store.checkpointer.getTuple({ configurable: { thread_id: key } });
+          const latest = await store.checkpointer.getTuple(passConfig(fence));
           expect(latest?.checkpoint.id).toBe(c3);
         }
         throw error;

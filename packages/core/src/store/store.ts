@@ -36,9 +36,8 @@ export interface Store {
    * calls: nothing else should be awaited inside it (on SQLite it holds the write lock). A unit that
    * meets a transient fault runs again whole, so `work` must be safe to run again. The in-memory store
    * runs `work` as it is (its writes land at once; a throw part-way keeps the writes made before it).
-   * Do not read, inside `work`, the checkpoints of a thread an execution is moving: the SQL stores first
-   * store there what its pass holds back, and a unit that then fails loses it (the pass is stopped, but a
-   * check of its lease made while the unit is still open does not see the loss).
+   * A read inside `work` of a thread an execution is moving finds it as committed: what that execution's
+   * pass holds back in memory stays out of the unit (the SQL stores), to commit on its own.
    */
   atomically<T>(work: () => Promise<T>): Promise<T>;
   /**

@@ -390,8 +390,10 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     const filters = Object.entries(filter ?? {});
     let limit = options.limit;
     if (limit !== undefined && limit <= 0) return;
-    if (threadId === undefined) await this.storeAllHeld();
-    else await this.#storeHeldOf(threadId, fenceOf(config));
+    // A listing of every thread inside a unit of work finds them as committed (see #storeHeldOf).
+    if (threadId === undefined) {
+      if (this.#store.transactions?.current() === undefined) await this.storeAllHeld();
+    } else await this.#storeHeldOf(threadId, fenceOf(config));
 
     let query = this.#store.db.selectFrom("agboss_checkpoints").selectAll();
     if (threadId !== undefined) query = query.where("thread_id", "=", threadId);
@@ -812,16 +814,25 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   /**
    * Writes what is held of `threadId`, whoever holds it, before a read of it; settles once applied. A
    * read under `fence` (a pass's own) fails when what it held could not be stored, rather than find the
-   * thread as it was before; what another holder held is its own affair.
+   * thread as it was before; what another holder held is its own affair. Inside a unit of work only what
+   * the read's own fence holds: another holder's writes are its uncommitted writes, not the unit's to
+   * commit or lose (stored there, a rollback of the unit would take them from under their pass, whose
+   * later writes may already point at them), so the read finds the thread as committed; nor does it
+   * wait for those being stored, which may be queued behind the unit itself.
    */
   async #storeHeldOf(threadId: string, fence: Fence | undefined): Promise<void> {
-    if (this.#held.has(threadId)) void this.#storeDropped(this.#dropAll(() => true, threadId));
+    const inUnit = this.#store.transactions?.current() !== undefined;
+    const ours = (entry: { readonly fence: Fence }) => !inUnit || sameFence(entry.fence, fence);
+    if (this.#held.has(threadId)) {
+      const taken = this.#dropAll(ours, threadId);
+      if (taken.length > 0) void this.#storeDropped(taken);
+    }
     const storing = this.#storing.get(threadId);
     if (storing === undefined) return;
     await Promise.all(
-      [...storing].map((entry) =>
-        sameFence(entry.fence, fence) ? entry.done : entry.done.catch(() => undefined),
-      ),
+      [...storing]
+        .filter(ours)
+        .map((entry) => (sameFence(entry.fence, fence) ? entry.done : entry.done.catch(() => undefined))),
     );
   }
 
