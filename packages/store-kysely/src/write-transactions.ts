@@ -259,10 +259,9 @@ export class WriteTransactions {
   applied<T>(fence: Fence, work: Work<T>, options?: WriteOptions): Promise<T> {
     const unit = this.#unit.getStore();
     if (unit !== undefined) {
-      // A held write a read of its thread sent into a unit of work lives and dies with the unit, as one
-      // a write of the unit took in does (see atomically): its caller was told done long before. Until
-      // the unit ends it is not pending under its fence for `pendingUnder`: the runtime never reads, inside
-      // a unit of work, a thread it does not hold, so a pass's confirm never meets it there.
+      // A held write its pass's own read, confirm or release sent into a unit of work lives and dies with
+      // the unit, as one a write of the unit took in does (see atomically): its caller was told done long
+      // before. (Anyone else's read leaves it out of the unit: see the checkpointer's #storeHeldOf.)
       if (options?.toldDone === true) this.#takenIn.get(unit)?.set(fence.key, fence);
       return this.run(work, fence);
     }

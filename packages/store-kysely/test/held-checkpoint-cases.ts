@@ -4,6 +4,8 @@ import {
   CHECKPOINT_HISTORY_CONFIG_KEY,
   FENCE_CONFIG_KEY,
   type Fence,
+  KEEP_READ_CONFIG_KEY,
+  KEPT_READ_CONFIG_KEY,
   LeaseLostError,
 } from "@agboss/core/store";
 import { expect, test, vi } from "vitest";
@@ -395,17 +397,40 @@ export function heldCheckpointCases(
       const failed = new Error("the unit's own check failed");
       await expect(
         store.atomically(async () => {
-          expect(
-            await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } }),
-          ).toBeUndefined();
+          // Nothing committed yet (c3 only if the hold's timer stored it before the unit began).
+          const latest = await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } });
+          expect([undefined, c3]).toContain(latest?.checkpoint.id);
           const listed = [];
           for await (const tuple of store.checkpointer.list({ configurable: {} })) listed.push(tuple);
-          expect(listed.filter((t) => t.config.configurable?.thread_id === fence.key)).toEqual([]);
+          const ofThePass = listed.filter((t) => t.config.configurable?.thread_id === fence.key);
+          expect(ofThePass.map((t) => t.checkpoint.id)).toEqual(latest === undefined ? [] : [c3]);
           throw failed;
         }),
       ).rejects.toBe(failed);
       expect(await renew(store, fence)).toBe(true);
       expect((await stored(store, fence.key)).checkpoints).toEqual([{ checkpoint_id: c3 }]);
+    }),
+  );
+
+  test(
+    "a read kept for the next inside a unit of work is not kept: a later read that names it finds what the pass held since, stored",
+    withStore(async (store, fence) => {
+      const [, , c3] = await passChain(store, fence);
+      expect(await renew(store, fence)).toBe(true);
+      // The pass goes on from c3, held again; another caller's unit reads the thread as committed (c3),
+      // asking to keep that read for the next.
+      const c4 = checkpoint({ a: "a4", b: "b1", c: "c3" }, { a: 4, b: 1, c: 1 });
+      await store.checkpointer.put(passConfig(fence, c3), c4, META, { a: 4 });
+      await store.atomically(async () => {
+        const read = await store.checkpointer.getTuple({
+          configurable: { thread_id: fence.key, [KEEP_READ_CONFIG_KEY]: "kept-in-a-unit" },
+        });
+        expect([c3, c4.id]).toContain(read?.checkpoint.id);
+      });
+      const later = await store.checkpointer.getTuple({
+        configurable: { thread_id: fence.key, [KEPT_READ_CONFIG_KEY]: "kept-in-a-unit" },
+      });
+      expect(later?.checkpoint.id).toBe(c4.id);
     }),
   );
 

@@ -262,7 +262,11 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
         return this.#toTuple(kept.row, kept);
       }
     }
-    const keep = checkpointId === undefined ? readToKeep(config) : undefined;
+    // Not kept inside a unit of work: it may not see what a pass holds back (see #storeHeldOf).
+    const keep =
+      checkpointId === undefined && this.#store.transactions?.current() === undefined
+        ? readToKeep(config)
+        : undefined;
     const parts =
       keep === undefined
         ? await this.#readParts(threadId, namespace, checkpointId)
