@@ -186,7 +186,7 @@ export class WriteTransactions {
           gate: this.#gate,
           holding: (connection, work) => this.#holding(connection, work),
           began: (connection) => this.leasesChanged(connection),
-          lost: (fence, error) => this.#loseFence(fence, lossNotedFor(fence, error)),
+          lost: (fence, error) => this.#loseFence(fence, error),
           commitWithNext:
             store.capabilities.commitWithNextStatement === undefined
               ? undefined
@@ -397,9 +397,7 @@ export class WriteTransactions {
    */
   #lost(unit: QueuedWork, error: unknown): void {
     const applied = unit.applied;
-    if (applied?.resolved === true || applied?.toldDone === true) {
-      this.#loseFence(applied.fence, lossNotedFor(applied.fence, error));
-    }
+    if (applied?.resolved === true || applied?.toldDone === true) this.#loseFence(applied.fence, error);
   }
 
   /**
@@ -411,8 +409,12 @@ export class WriteTransactions {
     this.#loseFence(fence, error);
   }
 
-  /** Remembers that writes under `fence` resolved as applied and were not committed. */
-  #loseFence(fence: Fence, error: unknown): void {
+  /**
+   * Remembers that writes under `fence` resolved as applied and were not committed, because of `error`
+   * (a takeover only if it says so of this lease: see `lossNotedFor`).
+   */
+  #loseFence(fence: Fence, failure: unknown): void {
+    const error = lossNotedFor(fence, failure);
     // One entry per lease: an older holder's loss, noted late (its held write rejected after a newer
     // holder's), does not replace the newer one's, whose writes must stay refused.
     const known = this.#lostCommits.get(fence.key);
@@ -438,7 +440,7 @@ export class WriteTransactions {
     // that does not commit loses them, and a pass told they were done must not go on without them.
     const taken = new Map<string, Fence>();
     const loseTaken = (error: unknown) => {
-      for (const fence of taken.values()) this.#loseFence(fence, lossNotedFor(fence, error));
+      for (const fence of taken.values()) this.#loseFence(fence, error);
       taken.clear();
     };
     return this.run((trx) => {
@@ -804,15 +806,15 @@ function notRunAgain(error: unknown): StoreUnavailableError {
 }
 
 /**
- * What a failure that took writes of a lease with it (a unit of work that carried its held-back writes,
- * a transaction of its group) notes for that lease: the failure itself, unless it says another lease was
- * taken over, which says nothing of this one's (a unit may have only read this lease's thread).
+ * What a failure that took writes of a lease with it (a unit of work or a transaction that carried them
+ * along with others) notes for that lease: the failure itself, unless it says another lease was taken
+ * over, which says nothing of this one's.
  */
 function lossNotedFor(fence: Fence, error: unknown): unknown {
   if (!(error instanceof LeaseLostError)) return error;
   if (error.fence.key === fence.key && error.fence.epoch === fence.epoch) return error;
   return new StoreUnavailableError(
-    `A unit of work that carried held-back checkpoint writes of "${fence.key}" failed: ${messageOf(error)}`,
+    `A transaction that carried writes of "${fence.key}" failed: ${messageOf(error)}`,
     { cause: error },
   );
 }

@@ -263,10 +263,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
       }
     }
     // Not kept inside a unit of work: it may not see what a pass holds back (see #storeHeldOf).
-    const keep =
-      checkpointId === undefined && this.#store.transactions?.current() === undefined
-        ? readToKeep(config)
-        : undefined;
+    const keep = checkpointId === undefined && !this.#inUnit() ? readToKeep(config) : undefined;
     const parts =
       keep === undefined
         ? await this.#readParts(threadId, namespace, checkpointId)
@@ -396,7 +393,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     if (limit !== undefined && limit <= 0) return;
     // A listing of every thread inside a unit of work finds them as committed (see #storeHeldOf).
     if (threadId === undefined) {
-      if (this.#store.transactions?.current() === undefined) await this.storeAllHeld();
+      if (!this.#inUnit()) await this.storeAllHeld();
     } else await this.#storeHeldOf(threadId, fenceOf(config));
 
     let query = this.#store.db.selectFrom("agboss_checkpoints").selectAll();
@@ -716,8 +713,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
 
   /** Whether this saver holds a pass's writes back: where the store runs its write transactions, outside a unit of work. */
   #holdsBack(): boolean {
-    const transactions = this.#store.transactions;
-    return transactions !== undefined && transactions.current() === undefined;
+    return this.#store.transactions !== undefined && !this.#inUnit();
+  }
+
+  /** Whether the caller runs inside a unit of work (`store.atomically`). */
+  #inUnit(): boolean {
+    return this.#store.transactions?.current() !== undefined;
   }
 
   /** Holds `held` in place of what was held for its thread and namespace, and (re)starts its wait. */
@@ -825,7 +826,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
    * wait for those being stored, which may be queued behind the unit itself.
    */
   async #storeHeldOf(threadId: string, fence: Fence | undefined): Promise<void> {
-    const inUnit = this.#store.transactions?.current() !== undefined;
+    const inUnit = this.#inUnit();
     const ours = (entry: { readonly fence: Fence }) => !inUnit || sameFence(entry.fence, fence);
     if (this.#held.has(threadId)) {
       const taken = this.#dropAll(ours, threadId);
