@@ -85,6 +85,17 @@ function renew(store: KyselyStore, fence: Fence): Promise<boolean> {
   return store.leases.renew({ fence, now: Date.now(), ttlMs: TTL_MS });
 }
 
+/** A second holder takes the pass's lease over (its epoch is one higher). */
+function takeOver(store: KyselyStore, fence: Fence) {
+  return store.leases.acquire({
+    key: fence.key,
+    holder: "pass-2",
+    now: Date.now(),
+    ttlMs: TTL_MS,
+    takeOver: true,
+  });
+}
+
 /** A fresh store from `open` with a pass's lease on a new key, closed by `close` after `body`. */
 function withPass(
   open: () => Promise<{ store: KyselyStore; reopen: () => Promise<KyselyStore> }>,
@@ -287,13 +298,7 @@ export function heldCheckpointCases(
     "what a pass holds when its lease is taken over is never stored, and its next write is refused as lease lost",
     withStore(async (store, fence) => {
       await passChain(store, fence);
-      const next = await store.leases.acquire({
-        key: fence.key,
-        holder: "pass-2",
-        now: Date.now(),
-        ttlMs: TTL_MS,
-        takeOver: true,
-      });
+      const next = await takeOver(store, fence);
       expect(next?.epoch).toBe(fence.epoch + 1);
       const renewed = await renew(store, fence).catch((error: unknown) => error);
       expect(renewed === false || renewed instanceof LeaseLostError).toBe(true);
@@ -314,13 +319,7 @@ export function heldCheckpointCases(
     "a pass's own read of its thread fails when what it held could not be stored, instead of finding the thread as it was before",
     withStore(async (store, fence) => {
       await passChain(store, fence);
-      await store.leases.acquire({
-        key: fence.key,
-        holder: "pass-2",
-        now: Date.now(),
-        ttlMs: TTL_MS,
-        takeOver: true,
-      });
+      await takeOver(store, fence);
       await expect(store.checkpointer.getTuple(passConfig(fence))).rejects.toBeInstanceOf(LeaseLostError);
       // Anyone else's read finds what the store holds: nothing of the lost pass.
       expect(await store.checkpointer.getTuple({ configurable: { thread_id: fence.key } })).toBeUndefined();
@@ -331,13 +330,7 @@ export function heldCheckpointCases(
     "a pass's own read that comes while what it held is being stored waits for that store, and fails with it",
     withStore(async (store, fence) => {
       await passChain(store, fence);
-      await store.leases.acquire({
-        key: fence.key,
-        holder: "pass-2",
-        now: Date.now(),
-        ttlMs: TTL_MS,
-        takeOver: true,
-      });
+      await takeOver(store, fence);
       // The pass's next write begins storing what it holds (refused: the lease has a new holder); its
       // read comes before that store has failed, and finds nothing held any more.
       const renewing = renew(store, fence).catch((error: unknown) => error);
@@ -473,13 +466,7 @@ export function heldCheckpointCases(
     "a stale pass's held writes refused inside a unit that then fails stay refused as taken over, not as a unit's loss",
     withStore(async (store, fence) => {
       await passChain(store, fence);
-      await store.leases.acquire({
-        key: fence.key,
-        holder: "pass-2",
-        now: Date.now(),
-        ttlMs: TTL_MS,
-        takeOver: true,
-      });
+      await takeOver(store, fence);
       const failed = new Error("the unit's own check failed");
       await expect(
         store.atomically(async () => {

@@ -8,6 +8,7 @@ import {
   PauseStatus,
   replyWith,
 } from "@agboss/core";
+import type { ModelScript } from "@agboss/testing";
 import { expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
@@ -26,6 +27,22 @@ import {
 } from "../../src/fixtures/child-app.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
+
+/**
+ * The fan-out's three children each pause once: desk-work and the nested desk-work book through the
+ * clerk, the audit through the auditor; once all are answered the lead answers.
+ */
+function scriptThreeDesks(
+  mockLlm: (agent: typeof ClerkAgent | typeof AuditorAgent | typeof LeadAgent) => ModelScript,
+) {
+  const booking = callTool(BookExpenseTool, { purpose: "desk lamp", amountCents: 300 });
+  mockLlm(ClerkAgent).thenReturn(booking, booking, replyWith("desk done"), replyWith("desk done"));
+  mockLlm(AuditorAgent).thenReturn(
+    callTool(BookExpenseTool, { purpose: "audit fee", amountCents: 500 }),
+    replyWith("audit done"),
+  );
+  mockLlm(LeadAgent).thenReturn(replyWith("all done"));
+}
 const owner = { tenantId: "acme", ownerId: "alice" } as const;
 const run = { ownerId: "alice", tenant: { tenantId: "acme" } } as const;
 
@@ -67,14 +84,7 @@ onEachBackendAndPostgres(CaseApplication, (test) => {
     app,
     mockLlm,
   }) => {
-    // desk-work and the nested desk-work each book through the clerk, the audit through the auditor.
-    const booking = callTool(BookExpenseTool, { purpose: "desk lamp", amountCents: 300 });
-    mockLlm(ClerkAgent).thenReturn(booking, booking, replyWith("desk done"), replyWith("desk done"));
-    mockLlm(AuditorAgent).thenReturn(
-      callTool(BookExpenseTool, { purpose: "audit fee", amountCents: 500 }),
-      replyWith("audit done"),
-    );
-    mockLlm(LeadAgent).thenReturn(replyWith("all done"));
+    scriptThreeDesks(mockLlm);
     const paused = await app.execute(FanOutStart, { text: "three desks" }, { ...run, threadId: "t-au3" });
     expect(paused.pending).toHaveLength(3);
     let done = paused;
@@ -110,13 +120,7 @@ onEachBackendAndPostgres(CaseApplication, (test) => {
     app,
     mockLlm,
   }) => {
-    const booking = callTool(BookExpenseTool, { purpose: "desk lamp", amountCents: 300 });
-    mockLlm(ClerkAgent).thenReturn(booking, booking, replyWith("desk done"), replyWith("desk done"));
-    mockLlm(AuditorAgent).thenReturn(
-      callTool(BookExpenseTool, { purpose: "audit fee", amountCents: 500 }),
-      replyWith("audit done"),
-    );
-    mockLlm(LeadAgent).thenReturn(replyWith("all done"));
+    scriptThreeDesks(mockLlm);
     const paused = await app.execute(FanOutStart, { text: "three desks" }, { ...run, threadId: "t-au3b" });
     expect(paused.pending).toHaveLength(3);
     const outputs = [];
@@ -145,13 +149,7 @@ onEachBackendAndPostgres(CaseApplication, (test) => {
     store,
     clock,
   }) => {
-    const booking = callTool(BookExpenseTool, { purpose: "desk lamp", amountCents: 300 });
-    mockLlm(ClerkAgent).thenReturn(booking, booking, replyWith("desk done"), replyWith("desk done"));
-    mockLlm(AuditorAgent).thenReturn(
-      callTool(BookExpenseTool, { purpose: "audit fee", amountCents: 500 }),
-      replyWith("audit done"),
-    );
-    mockLlm(LeadAgent).thenReturn(replyWith("all done"));
+    scriptThreeDesks(mockLlm);
     const paused = await app.execute(FanOutStart, { text: "three desks" }, { ...run, threadId: "t-au3c" });
     expect(paused.pending).toHaveLength(3);
     // Another instance holds the tree while the three answers are recorded; once it lets go, the first
