@@ -28,6 +28,12 @@ export class Container {
   readonly #instances = new Map<Token, unknown>();
   /** Instances in creation order, for the lifecycle. */
   readonly #created: unknown[] = [];
+  /**
+   * The provider found for a contract (a token served by a subclass), kept so that a lookup on the hot
+   * path (a channel resolved for each question asked) does not scan every recipe again. Emptied when a
+   * provider is registered.
+   */
+  readonly #servedBy = new Map<Token, Token>();
 
   constructor(providers: readonly Provider[] = []) {
     this.#recipes.set(ExecutionContext, { kind: "value", value: new ExecutionContext() });
@@ -36,6 +42,7 @@ export class Container {
 
   /** Adds a provider; a later one for the same token replaces an earlier one. */
   register(provider: Provider): void {
+    this.#servedBy.clear();
     if (typeof provider === "function") {
       this.#recipes.set(provider, { kind: "class", target: provider });
     } else if ("useValue" in provider) {
@@ -60,11 +67,15 @@ export class Container {
   #serving(token: Token): Token | undefined {
     if (this.#recipes.has(token)) return token;
     if (token instanceof InjectionToken || typeof token !== "function") return undefined;
+    const known = this.#servedBy.get(token);
+    if (known !== undefined) return known;
     const candidates = [...this.#recipes.entries()]
       .filter(([, r]) => r.kind === "class" && r.target !== token && r.target.prototype instanceof token)
       .map(([t]) => t);
     if (candidates.length > 1) throw new AmbiguousProviderError(token, candidates);
-    return candidates[0];
+    const served = candidates[0];
+    if (served !== undefined) this.#servedBy.set(token, served);
+    return served;
   }
 
   /** The problems resolving `token` would hit, without creating anything: empty when it resolves. */
