@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from "@agboss/core";
 import {
   type Fence,
   fenceOf,
@@ -109,6 +110,14 @@ interface HeldCheckpoint {
   /** How many puts and writes it stands for (see {@link MAX_HELD}). */
   count: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** Held writes taken out to be stored, until applied (see `#storing`). */
+interface StoringEntry {
+  readonly fence: Fence;
+  readonly done: Promise<void>;
+  /** The unit of work's transaction they were stored in; undefined when stored outside any. */
+  readonly unit: unknown;
 }
 
 /** A latest checkpoint's stored parts, kept for the next read of its thread and namespace. */
@@ -231,7 +240,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
    * Held entries taken out to be stored and not yet applied, by thread: a read of the thread waits for
    * them as for what is still held (a timer or another write may have begun storing them just before).
    */
-  readonly #storing = new Map<string, Set<{ readonly fence: Fence; readonly done: Promise<void> }>>();
+  readonly #storing = new Map<string, Set<StoringEntry>>();
 
   constructor(store: StoreDatabase, serde?: SerializerProtocol) {
     super(serde);
@@ -781,7 +790,11 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
       const parts: Promise<void>[] = [];
       if (put !== undefined) parts.push(this.#storePut(fence, put.row, put.blobs, put.reached, failed));
       for (const task of writes) parts.push(this.#storeWrites(fence, task, failed));
-      const entry = { fence, done: Promise.all(parts).then(() => undefined) };
+      const entry: StoringEntry = {
+        fence,
+        done: Promise.all(parts).then(() => undefined),
+        unit: this.#store.transactions?.current(),
+      };
       let storing = this.#storing.get(threadId);
       if (storing === undefined) {
         storing = new Set();
@@ -826,7 +839,9 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
    * wait for those being stored, which may be queued behind the unit itself.
    */
   async #storeHeldOf(threadId: string, fence: Fence | undefined): Promise<void> {
-    const inUnit = this.#inUnit();
+    const unit = this.#store.transactions?.current();
+    const inUnit = unit !== undefined;
+    if (inUnit && fence !== undefined) this.#refuseOwnReadInUnit(threadId, fence, unit);
     const ours = (entry: { readonly fence: Fence }) => !inUnit || sameFence(entry.fence, fence);
     if (this.#held.has(threadId)) {
       const taken = this.#dropAll(ours, threadId);
@@ -838,6 +853,26 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
       [...storing]
         .filter(ours)
         .map((entry) => (sameFence(entry.fence, fence) ? entry.done : entry.done.catch(() => undefined))),
+    );
+  }
+
+  /**
+   * Refuses a pass's own read of its thread inside a unit of work while something it wrote waits to be
+   * committed outside that unit: writes being stored on their own (the hold's timer, another write),
+   * or applied and not yet committed. The unit's transaction cannot see them, and cannot wait for them
+   * either: where commits are grouped they may be queued behind the unit itself, which would stall the
+   * store, and elsewhere they are in a transaction of their own until it commits. What the pass still
+   * holds is stored in the unit, as before; the runtime never reads a pass's thread inside a unit.
+   */
+  #refuseOwnReadInUnit(threadId: string, fence: Fence, unit: unknown): void {
+    const outside = [...(this.#storing.get(threadId) ?? [])].some(
+      (entry) => entry.unit !== unit && sameFence(entry.fence, fence),
+    );
+    if (!outside && this.#store.transactions?.pendingUnder(fence) !== true) return;
+    throw new StoreUnavailableError(
+      `The checkpoint writes of "${fence.key}" (epoch ${fence.epoch}) are being committed outside this unit ` +
+        "of work, which cannot see them: its read of the thread under that lease is refused. Read the " +
+        "thread outside the unit, or run the unit again once they are committed.",
     );
   }
 
