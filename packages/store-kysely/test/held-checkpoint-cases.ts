@@ -302,15 +302,28 @@ export function heldCheckpointCases(
       expect(next?.epoch).toBe(fence.epoch + 1);
       const renewed = await renew(store, fence).catch((error: unknown) => error);
       expect(renewed === false || renewed instanceof LeaseLostError).toBe(true);
+      // Its next checkpoint is held; the fenced write after it takes it along, and both are refused.
       const later = checkpoint({ a: "a9" }, { a: 9 });
+      await store.checkpointer.put(passConfig(fence), later, META, { a: 9 });
+      const executionId = `e-${randomUUID()}`;
       await expect(
-        store.checkpointer
-          .put(passConfig(fence), later, META, { a: 9 })
-          .then(() => renew(store, fence))
-          .then((ok) => {
-            if (!ok) throw new LeaseLostError(fence);
-          }),
+        store.executions.save(
+          {
+            tenantId: "acme",
+            executionId,
+            rootExecutionId: executionId,
+            parentExecutionId: undefined,
+            threadId: fence.key,
+            workflowName: "w",
+            status: "running",
+            startedAt: 1,
+            updatedAt: 1,
+            record: {},
+          },
+          fence,
+        ),
       ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await store.executions.findByTenantIdAndExecutionId("acme", executionId)).toBeUndefined();
       expect(await stored(store, fence.key)).toEqual(NOTHING);
     }),
   );
@@ -464,6 +477,26 @@ export function heldCheckpointCases(
         expect(await renew(store, fence)).toBe(true);
         expect((await store.checkpointer.getTuple(passConfig(fence)))?.checkpoint.id).toBe(c3);
       }
+    }),
+  );
+
+  test(
+    "a thread deleted while its pass holds writes of it: the held writes are dropped with it, and the pass's later writes are refused",
+    withStore(async (store) => {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const key = `acme/held-${randomUUID()}`;
+        const fence = await store.leases.acquire({ key, holder: "pass-1", now: Date.now(), ttlMs: TTL_MS });
+        if (fence === undefined) throw new Error("the lease of a new key was not granted");
+        await passChain(store, fence);
+        // The hold's timer stored them first (a busy machine): not the case under test.
+        if ((await stored(store, key)).checkpoints.length > 0) continue;
+        await store.checkpointer.deleteThread(key);
+        expect(await stored(store, key)).toEqual(NOTHING);
+        await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
+        expect(await stored(store, key)).toEqual(NOTHING);
+        return;
+      }
+      throw new Error("the hold's timer stored the pass's writes before the delete, five times running");
     }),
   );
 

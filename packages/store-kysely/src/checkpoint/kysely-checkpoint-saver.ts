@@ -901,8 +901,15 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    // What is held of the thread would be deleted with it.
-    for (const held of [...(this.#held.get(threadId)?.values() ?? [])]) this.#drop(held);
+    // What is held of the thread would be deleted with it. Its pass was told those writes were done: it
+    // must not build on them, so its later writes are refused as after any lost commit.
+    for (const held of [...(this.#held.get(threadId)?.values() ?? [])]) {
+      this.#drop(held);
+      this.#store.transactions?.loseFence(
+        held.fence,
+        new Error(`the thread "${threadId}" was deleted while its writes were held`),
+      );
+    }
     await this.#writingTo(threadId, () =>
       inWriteTransaction(this.#store, async (trx) => {
         await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
