@@ -328,7 +328,8 @@ export function PauseCard(props: {
           </div>
         </form>
       )}
-      {/* The tree's trail; an instance of an older version, during a rolling upgrade, sends no root. */}
+      {/* The tree's trail. An instance of an older version (a rolling upgrade) sends no root: a pause of
+          the root itself still opens it by its own id; a child's finds none until that instance is upgraded. */}
       {showAudit && (
         <AuditTrail executionId={pause.rootExecutionId ?? pause.executionId} headingId={`${id}-audit`} />
       )}
