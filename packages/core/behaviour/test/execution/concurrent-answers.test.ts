@@ -1,14 +1,28 @@
-import { ChannelOutcome, ExecutionStatus, NotPausedError, PauseStatus } from "@agboss/core";
+import {
+  ChannelOutcome,
+  callTool,
+  ExecutionStatus,
+  NotPausedError,
+  PauseStatus,
+  replyWith,
+  ThreadBusyError,
+} from "@agboss/core";
 import { expect, vi } from "vitest";
-import { onEachBackendAndPostgres } from "../../src/backends.js";
+import {
+  memoryBackend,
+  onEachBackend,
+  onEachBackendAndPostgres,
+  postgresBackend,
+} from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   Desk,
   OfficeAgent,
   OfficeApplication,
+  OfficeWorkflowStart,
   TestRefundApprovalChannel,
 } from "../../src/fixtures/approval-app.js";
-import { pauseRefund, pauseTwo } from "../../src/office.js";
+import { acme, pauseRefund, pauseTwo } from "../../src/office.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
 const owner = { tenantId: "acme", ownerId: "alice" } as const;
@@ -250,3 +264,83 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(finishes).toHaveLength(1);
   });
 });
+
+// Not on SQLite in one process: there the waiting resume's next try is queued behind the release in the
+// store's one writer queue, so nothing gets in between. Across processes sharing a file it can, as on
+// Postgres; the code under test is the runtime's, the same on every store.
+onEachBackend(
+  OfficeApplication,
+  (test) => {
+    test("a resume that waited for the lease while its tree ended and the thread's next execution ran (to its end, or to a pause) reports its own execution's end, not the next one's, and leaves its record completed", async ({
+      app,
+      openApp,
+      mockLlm,
+      store,
+      clock,
+    }) => {
+      const other = await openApp();
+      const nextTurns = {
+        ends: [replyWith("The next one is done")],
+        pauses: [callTool(ApprovedRefundTool, { orderId: "ord_2", amountCents: 200 })],
+      } as const;
+      const raced = { ends: 0, pauses: 0 };
+      // The next execution must take the lease between the end of the tree and the waiting resume's next
+      // try (it tries every few milliseconds): each kind is tried on fresh threads until that happened.
+      for (const kind of ["ends", "pauses"] as const) {
+        for (let attempt = 0; attempt < 8 && raced[kind] === 0; attempt++) {
+          const threadId = `t-moved-${kind}-${attempt}`;
+          const {
+            result: first,
+            refundPauseId,
+            expensePauseId,
+            threadKey,
+          } = await pauseTwo(app, mockLlm, threadId);
+          const next = `and one more thing on ${threadId}`;
+          mockLlm(OfficeAgent)
+            .when((request) => request.messages.at(-1)?.content === next)
+            .thenReturn(...nextTurns[kind]);
+          const blocker = await store.leases.acquire({
+            key: threadKey,
+            holder: "another-instance",
+            now: clock.now(),
+            ttlMs: 30_000,
+          });
+          const a = other.resume({ pauseId: refundPauseId, decision: { approved: true } }, manager);
+          const b = app.resume({ pauseId: expensePauseId, decision: { approved: true } }, owner);
+          await vi.waitFor(async () => {
+            const statuses = (await store.pauses.list({ tenantId: "acme", threadId })).map((p) => p.status);
+            expect(statuses).toEqual([PauseStatus.Resolved, PauseStatus.Resolved]);
+          });
+          await store.leases.release(blocker as NonNullable<typeof blocker>);
+          // One of them takes the lease and ends the tree (taking both answers); the other still waits.
+          await Promise.race([a, b]);
+          const started = await app
+            .execute(OfficeWorkflowStart, { text: next }, { threadId, ownerId: "alice", tenant: acme })
+            .catch((error: unknown) => error);
+          if (started instanceof ThreadBusyError) {
+            await Promise.all([a, b]);
+            continue;
+          }
+          raced[kind] += 1;
+          expect(started).toMatchObject(
+            kind === "ends"
+              ? { status: ExecutionStatus.Completed, output: { text: "The next one is done" } }
+              : { status: ExecutionStatus.Paused },
+          );
+          const results = await Promise.all([a, b]);
+          for (const result of results) {
+            expect(result).toMatchObject({
+              status: ExecutionStatus.Completed,
+              executionId: first.executionId,
+              output: { text: "Both done" },
+            });
+          }
+          expect((await app.record(first.executionId, acme))?.status).toBe(ExecutionStatus.Completed);
+        }
+      }
+      expect(raced).toEqual({ ends: 1, pauses: 1 });
+    });
+  },
+  {},
+  [memoryBackend, postgresBackend],
+);
