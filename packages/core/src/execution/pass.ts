@@ -300,8 +300,8 @@ export class TreeMover {
         if (ahead !== undefined) forgetKeptRead(this.#services.store.checkpointer, ahead.token);
       }
       if (out.__interrupt__ === undefined) return { finished: out, moved };
-      // Before resting, take the pauses resolved while this pass ran (the drain). The audit trail a
-      // caller asked the record for is read alongside, not after it: on a pool the two reads overlap.
+      // Before resting, take the pauses resolved while this pass ran (the drain). The audit trail, where
+      // the output shows it, is read alongside, not after it: on a pool the two reads overlap.
       if (pass.holdsLaunch) {
         command = CONTINUE;
         continue;
@@ -625,7 +625,7 @@ interface Advanced {
   readonly rest?: {
     readonly values: FlowStateValue;
     readonly waiting: readonly PauseRecord[];
-    /** The tree's audit trail, read while the pending pauses were, when the caller asked for the record. */
+    /** The tree's audit trail, read while the pending pauses were, when the output shows it (see showsAudit). */
     readonly audit: Promise<PauseEntry[]> | undefined;
   };
   readonly snapshot?: Snapshot;
