@@ -481,7 +481,7 @@ export function heldCheckpointCases(
   );
 
   test(
-    "a thread deleted while its pass holds writes of it: the held writes are dropped with it, and the pass's later writes are refused",
+    "a thread deleted while its pass holds writes of it, or is storing them: they are dropped with it, and the pass's later writes are refused",
     withStore(async (store) => {
       for (let attempt = 0; attempt < 5; attempt++) {
         const key = `acme/held-${randomUUID()}`;
@@ -494,6 +494,17 @@ export function heldCheckpointCases(
         expect(await stored(store, key)).toEqual(NOTHING);
         await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
         expect(await stored(store, key)).toEqual(NOTHING);
+
+        // The same when they are being stored as the delete comes (a read of the thread sent them).
+        await store.leases.release(fence);
+        const again = await store.leases.acquire({ key, holder: "pass-2", now: Date.now(), ttlMs: TTL_MS });
+        if (again === undefined) throw new Error("the released lease was not granted again");
+        await passChain(store, again);
+        const reading = store.checkpointer.getTuple({ configurable: { thread_id: key } });
+        await store.checkpointer.deleteThread(key);
+        await reading;
+        expect(await stored(store, key)).toEqual(NOTHING);
+        await expect(renew(store, again)).rejects.toBeInstanceOf(StoreUnavailableError);
         return;
       }
       throw new Error("the hold's timer stored the pass's writes before the delete, five times running");
@@ -506,6 +517,10 @@ export function heldCheckpointCases(
       const failed = new Error("the unit's own check failed");
       const fence = await readIntoFailingUnit(store, () => failed);
       await expect(renew(store, fence)).rejects.toBeInstanceOf(StoreUnavailableError);
+      // Nor does its own read find the thread as the store holds it, without what it was told was stored.
+      await expect(store.checkpointer.getTuple(passConfig(fence))).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
     }),
   );
 

@@ -478,8 +478,14 @@ describe("a pass transaction's closing statement carries its commit", () => {
     );
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
     expect(results[2]).toMatchObject({ reason: { code: "23514" } });
-    // A read waits for the pass to end: its checkpoint is the last one committed.
-    expect((await store.checkpointer.getTuple(config))?.checkpoint.channel_values).toEqual({ step: 2 });
+    // The pass's own read is refused (its writes were lost); anyone else's waits for the pass to end:
+    // the thread's checkpoint is the last one committed.
+    await expect(store.checkpointer.getTuple(config)).rejects.toMatchObject({
+      name: "StoreUnavailableError",
+    });
+    expect(
+      (await store.checkpointer.getTuple(checkpointConfig("t-pass")))?.checkpoint.channel_values,
+    ).toEqual({ step: 2 });
     // The pause with the three in front, the rollback, and the read: the pass is not run again to find
     // out whose error it was.
     expect(calls).toEqual(["with", "rollback", "with"]);

@@ -841,7 +841,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   async #storeHeldOf(threadId: string, fence: Fence | undefined): Promise<void> {
     const unit = this.#store.transactions?.current();
     const inUnit = unit !== undefined;
-    if (inUnit && fence !== undefined) this.#refuseOwnReadInUnit(threadId, fence, unit);
+    if (fence !== undefined) {
+      // A pass whose writes were lost (a unit that carried them rolled back, a commit that failed) reads
+      // nothing more of its thread: what the store holds is older than what it was told was stored.
+      this.#store.transactions?.refuseAfterLostCommit(fence);
+      if (inUnit) this.#refuseOwnReadInUnit(threadId, fence, unit);
+    }
     const ours = (entry: { readonly fence: Fence }) => !inUnit || sameFence(entry.fence, fence);
     if (this.#held.has(threadId)) {
       const taken = this.#dropAll(ours, threadId);
@@ -859,7 +864,7 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   /**
    * Refuses a pass's own read of its thread inside a unit of work while something it wrote waits to be
    * committed outside that unit: writes being stored on their own (the hold's timer, another write),
-   * or applied and not yet committed. The unit's transaction cannot see them, and cannot wait for them
+   * or, on a pool, applied in a pass transaction not yet committed. The unit cannot see them, nor wait for them
    * either: where commits are grouped they may be queued behind the unit itself, which would stall the
    * store, and elsewhere they are in a transaction of their own until it commits. What the pass still
    * holds is stored in the unit, as before; the runtime never reads a pass's thread inside a unit.
@@ -868,7 +873,12 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
     const outside = [...(this.#storing.get(threadId) ?? [])].some(
       (entry) => entry.unit !== unit && sameFence(entry.fence, fence),
     );
-    if (!outside && this.#store.transactions?.pendingUnder(fence) !== true) return;
+    // Applied and not yet committed: where commits are grouped, in the transaction the unit runs in too
+    // (one connection, one group at a time), so the unit sees them; on a pool, in a pass transaction of
+    // their own, which it does not.
+    const pending =
+      !this.#store.capabilities.groupCommit && this.#store.transactions?.pendingUnder(fence) === true;
+    if (!outside && !pending) return;
     throw new StoreUnavailableError(
       `The checkpoint writes of "${fence.key}" (epoch ${fence.epoch}) are being committed outside this unit ` +
         "of work, which cannot see them: its read of the thread under that lease is refused. Read the " +
@@ -903,13 +913,14 @@ export class KyselyCheckpointSaver extends BaseCheckpointSaver implements ReadsA
   async deleteThread(threadId: string): Promise<void> {
     // What is held of the thread would be deleted with it. Its pass was told those writes were done: it
     // must not build on them, so its later writes are refused as after any lost commit.
+    // The same for writes of it being stored right now: the delete runs after them and takes them too.
+    const lost = new Error(`the thread "${threadId}" was deleted while its pass was writing it`);
     for (const held of [...(this.#held.get(threadId)?.values() ?? [])]) {
       this.#drop(held);
-      this.#store.transactions?.loseFence(
-        held.fence,
-        new Error(`the thread "${threadId}" was deleted while its writes were held`),
-      );
+      this.#store.transactions?.loseFence(held.fence, lost);
     }
+    for (const entry of this.#storing.get(threadId) ?? [])
+      this.#store.transactions?.loseFence(entry.fence, lost);
     await this.#writingTo(threadId, () =>
       inWriteTransaction(this.#store, async (trx) => {
         await trx.deleteFrom("agboss_checkpoint_writes").where("thread_id", "=", threadId).execute();
