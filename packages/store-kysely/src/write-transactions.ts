@@ -163,8 +163,8 @@ export class WriteTransactions {
   /** What stores the writes a checkpointer holds back under a fence (see {@link holdBackFor}). */
   #heldFor: ((fence: Fence) => Promise<void> | undefined) | undefined;
   /**
-   * Per attempt of a unit of work (by its transaction), the fences whose held-back writes it took in:
-   * if that attempt does not commit, they are gone (see {@link atomically}).
+   * Per attempt of a unit of work (by its transaction), the fences whose held-back writes it took in, by
+   * key and epoch: if that attempt does not commit, they are gone (see {@link atomically}).
    */
   readonly #takenIn = new WeakMap<object, Map<string, Fence>>();
 
@@ -262,7 +262,7 @@ export class WriteTransactions {
       // A held write its pass's own read, confirm or release sent into a unit of work lives and dies with
       // the unit, as one a write of the unit took in does (see atomically): its caller was told done long
       // before. (Anyone else's read leaves it out of the unit: see the checkpointer's #storeHeldOf.)
-      if (options?.toldDone === true) this.#takenIn.get(unit)?.set(fence.key, fence);
+      if (options?.toldDone === true) this.#takenIn.get(unit)?.set(fenceId(fence), fence);
       return this.run(work, fence);
     }
     this.flushHeld(fence);
@@ -470,7 +470,7 @@ export class WriteTransactions {
     unit: Kysely<AgbossDatabase>,
   ): Promise<T> {
     if (flushing === undefined || fence === undefined) return work(unit);
-    this.#takenIn.get(unit)?.set(fence.key, fence);
+    this.#takenIn.get(unit)?.set(fenceId(fence), fence);
     return flushing.then(() => work(unit));
   }
 
@@ -817,6 +817,14 @@ function lossNotedFor(fence: Fence, error: unknown): unknown {
     `A transaction that carried writes of "${fence.key}" failed: ${messageOf(error)}`,
     { cause: error },
   );
+}
+
+/**
+ * A fence's key and epoch as one map key: a unit that took in held writes of two holders of one lease
+ * (an older one's and its successor's) notes both, so that its rollback marks each lost.
+ */
+function fenceId(fence: Fence): string {
+  return `${fence.epoch}:${fence.key}`;
 }
 
 /** An error's message, or what it is as text. */
