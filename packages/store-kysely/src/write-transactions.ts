@@ -98,8 +98,18 @@ interface AppliedUnit {
 
 /** Most units one commit carries, so a steady stream of writes still commits now and then. */
 const MAX_GROUP = 64;
-/** Most fences remembered with a lost commit; the oldest are forgotten first (their holders long gone). */
+/**
+ * Fences remembered with a lost commit beyond which the oldest are forgotten, once they are older than
+ * {@link LOST_COMMIT_KEPT_MS}: a loss is never forgotten sooner, however many other leases lose theirs
+ * meanwhile (a database outage in a busy process).
+ */
 const MAX_LOST_COMMITS = 1024;
+/**
+ * How long a lost commit is remembered at least: four lease lifetimes of the runtime's (30 s). Its holder
+ * learns of it at its next write or renewal, its lease lapses when renewals are refused, and another
+ * holder's grant makes its fence stale in the database itself.
+ */
+const LOST_COMMIT_KEPT_MS = 120_000;
 const SAVEPOINT = CompiledQuery.raw("savepoint agboss_unit");
 const RELEASE = CompiledQuery.raw("release agboss_unit");
 const ROLLBACK_TO = CompiledQuery.raw("rollback to agboss_unit");
@@ -146,7 +156,10 @@ export class WriteTransactions {
    * Fences (by lease key) whose applied writes (see {@link applied}) resolved in a transaction that then
    * failed to commit, with that failure: the holder's later writes are refused.
    */
-  readonly #lostCommits = new Map<string, { readonly epoch: number; readonly error: unknown }>();
+  readonly #lostCommits = new Map<
+    string,
+    { readonly epoch: number; readonly error: unknown; readonly at: number }
+  >();
   /**
    * Where commits are grouped: how many writes queued as applied have not ended yet (committed or
    * failed), by their fence's key (see {@link pendingUnder}).
@@ -421,11 +434,12 @@ export class WriteTransactions {
     if (known !== undefined && known.epoch > fence.epoch) return;
     // Nor does a later loss of the same holder replace a takeover already noted: the lease is gone.
     if (known?.epoch === fence.epoch && known.error instanceof LeaseLostError) return;
+    const at = Date.now();
     this.#lostCommits.delete(fence.key);
-    this.#lostCommits.set(fence.key, { epoch: fence.epoch, error });
-    if (this.#lostCommits.size > MAX_LOST_COMMITS) {
-      const oldest = this.#lostCommits.keys().next();
-      if (oldest.done !== true) this.#lostCommits.delete(oldest.value);
+    this.#lostCommits.set(fence.key, { epoch: fence.epoch, error, at });
+    for (const [key, lost] of this.#lostCommits) {
+      if (this.#lostCommits.size <= MAX_LOST_COMMITS || at - lost.at < LOST_COMMIT_KEPT_MS) break;
+      this.#lostCommits.delete(key);
     }
   }
 
