@@ -5,7 +5,7 @@ import type { AnyClass } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { hasCause } from "../errors/agboss-error.js";
 import { StoreUnavailableError } from "../errors/app-errors.js";
-import { AppClosedError } from "../errors/runtime-errors.js";
+import { AppClosedError, ExecutionCancelledError } from "../errors/runtime-errors.js";
 import type { CompiledFlow } from "../graph/compile-flow.js";
 import { flowHoldsLaunch } from "../graph/decided-launches.js";
 import { finishOutput } from "../graph/finish-output.js";
@@ -121,6 +121,11 @@ export class TreeMover {
     );
     const heartbeat = keepLeaseAlive(this.#services, lease, (lost) => controller.abort(lost));
     let released = false;
+    // Once the lease is let go, the pass no longer moves the tree (its events may still be running): a
+    // cancel in this process then takes the lease like any other, instead of aborting a pass that is done.
+    const moving = () => {
+      if (this.running.get(lease.key) === controller) this.running.delete(lease.key);
+    };
     const pass: Pass = {
       tree,
       lease,
@@ -145,12 +150,14 @@ export class TreeMover {
         released = true;
         heartbeat.stop();
         await this.#services.store.leases.release(lease);
+        moving();
       },
       saveLast: async (record) => {
         // The heartbeat stops first: a renewal landing after the release would hold the tree 30 s.
         heartbeat.stop();
         await this.#recorder.save(record, lease, { release: true });
         released = true;
+        moving();
       },
     };
     try {
@@ -168,7 +175,7 @@ export class TreeMover {
       throw thrown;
     } finally {
       signal?.removeEventListener("abort", onAbort);
-      if (this.running.get(lease.key) === controller) this.running.delete(lease.key);
+      moving();
       heartbeat.stop();
       const unread = pass.readAhead.unread;
       // A pass that ended before its first read (a tree another pass had ended) leaves it to nobody.
@@ -367,6 +374,7 @@ export class TreeMover {
         ? await (audit ?? this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId))
         : [],
     });
+    throwIfCancelled(pass);
     await pass.saveLast(record);
     await this.#events.emit("onExecutionPause", { ...this.#events.base(frame), pending });
     return {
@@ -391,6 +399,7 @@ export class TreeMover {
         ? await this.#recorder.audit(frame.tenant.tenantId, frame.rootExecutionId)
         : [],
     });
+    throwIfCancelled(pass);
     await pass.saveLast(record);
     const output: ExecutionOutput = {
       status: ExecutionStatus.Completed,
@@ -603,6 +612,15 @@ const MAX_LOOKS = 3;
  * record's trail is never read back (`app.record` reads the audit entries), so otherwise it is left
  * empty and the audit is not read.
  */
+/**
+ * Stops a pass that `app.cancel` aborted before it stores a rest or an end: the cancel has recorded the
+ * execution cancelled (without taking this pass's lease), and a record stored after it would undo that.
+ */
+function throwIfCancelled(pass: Pass): void {
+  const { signal } = pass.controller;
+  if (signal.aborted && signal.reason instanceof ExecutionCancelledError) throw signal.reason;
+}
+
 function showsAudit(pass: Pass, state: FlowStateValue | undefined): boolean {
   if (pass.withRecord) return true;
   const run = state?.run;

@@ -1,0 +1,93 @@
+import { ExecutionEndedError, ExecutionStatus, PauseStatus } from "@agboss/core";
+import { expect } from "vitest";
+import { onEachBackendAndPostgres } from "../../src/backends.js";
+import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
+import { acme, pauseRefund } from "../../src/office.js";
+
+// app.cancel in the process whose pass moves the tree aborts that pass and records the cancellation
+// without its lease. Two moments around the pass's last write: the cancel must hold either way.
+
+onEachBackendAndPostgres(OfficeApplication, (test) => {
+  test("a cancel in this process while its pass, already rested, runs its onExecutionPause handler and another instance resumes: the cancel takes the lease like anyone's, and the execution stays cancelled", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+  }) => {
+    let entered = () => {};
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let open = false;
+    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
+      entered();
+      while (!open) await new Promise((resolve) => setTimeout(resolve, 5));
+      return { status: `refunded ${input.orderId}` };
+    });
+    let resuming: Promise<unknown> | undefined;
+    let afterCancel: string | undefined;
+    let executionId = "";
+    // The pass let its lease go when it stored its rest; its handler is still running.
+    mockOf(OfficeApplication).onExecutionPause.mockImplementationOnce(async (event) => {
+      executionId = event.executionId;
+      const other = await openApp();
+      const pauseId = app
+        .get(Desk)
+        .asked.filter((a) => a.channel === "refund")
+        .at(-1)?.pauseId as string;
+      resuming = other
+        .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
+        .catch((error: unknown) => error);
+      await inTool;
+      await app.cancel("t-cancel-rested", { tenantId: acme.tenantId });
+      afterCancel = (await app.record(executionId, { tenantId: acme.tenantId }))?.status;
+      open = true;
+    });
+    await pauseRefund(app, mockLlm, "t-cancel-rested");
+    const resumed = await resuming;
+
+    expect(afterCancel).toBe(ExecutionStatus.Cancelled);
+    expect(resumed).toBeInstanceOf(ExecutionEndedError);
+    expect((resumed as ExecutionEndedError).status).toBe(ExecutionStatus.Cancelled);
+    expect((await app.record(executionId, { tenantId: acme.tenantId }))?.status).toBe(
+      ExecutionStatus.Cancelled,
+    );
+  });
+
+  test("a cancel in this process between the pass's last list of pending pauses and its rest: the pass does not store the rest over the cancellation, whose pause stays cancelled", async ({
+    app,
+    mockLlm,
+  }) => {
+    // The cancel lands as the pass reads the tree's pending pauses before it rests (after its tool
+    // step asked): the pass's next write would be the rest.
+    const pauses = app.store.pauses;
+    const list = pauses.list.bind(pauses);
+    let armed = true;
+    pauses.list = async (query) => {
+      const listed = await list(query);
+      if (armed && query.statuses?.includes(PauseStatus.Pending) === true) {
+        armed = false;
+        await app.cancel("t-cancel-resting", { tenantId: acme.tenantId });
+      }
+      return listed;
+    };
+    const { result, pauseId } = await pauseRefund(app, mockLlm, "t-cancel-resting").catch(
+      (error: unknown) => ({ result: error, pauseId: undefined }),
+    );
+    expect(armed).toBe(false);
+    expect(result).toBeInstanceOf(Error);
+    const executionId = (await app.store.threads.findByTenantIdAndThreadId(acme.tenantId, "t-cancel-resting"))
+      ?.latestExecutionId as string;
+    expect((await app.record(executionId, { tenantId: acme.tenantId }))?.status).toBe(
+      ExecutionStatus.Cancelled,
+    );
+    const asked = app
+      .get(Desk)
+      .asked.filter((a) => a.channel === "refund")
+      .at(-1)?.pauseId;
+    expect(pauseId ?? asked).toBeDefined();
+    expect((await app.store.pauses.findByTenantIdAndPauseId(acme.tenantId, asked as string))?.status).toBe(
+      PauseStatus.Cancelled,
+    );
+  });
+});
