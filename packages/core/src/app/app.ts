@@ -572,7 +572,9 @@ export class App {
     const { store } = this.#services;
     if ((await store.threads.findByTenantIdAndThreadId(tenantId, threadId)) === undefined) return;
     const local = this.#mover.running.get(`${tenantId}/${threadId}`);
-    if (local !== undefined) {
+    // A pass already aborted (its caller's signal, a lost lease) would not take this cancel as its reason:
+    // it is cancelled under the lease, as on another instance.
+    if (local !== undefined && !local.signal.aborted) {
       // A pass of this process moves the tree: it stops at its next step and records the cancellation
       // itself (under its lease). Its channel may be in the middle of a send that this call must not
       // wait for; the pending pauses are closed now, so the send's step tells its channel once it returns.

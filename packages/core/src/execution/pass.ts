@@ -150,14 +150,16 @@ export class TreeMover {
         released = true;
         heartbeat.stop();
         await this.#services.store.leases.release(lease);
-        moving();
       },
       saveLast: async (record) => {
         // The heartbeat stops first: a renewal landing after the release would hold the tree 30 s.
         heartbeat.stop();
+        // Out of the moving trees before the write, in the tick its caller checked for a cancel: a cancel
+        // from now on takes the lease (this write, fenced, lands before it or fails), rather than writing
+        // without it while the lease passes to another instance's resume.
+        moving();
         await this.#recorder.save(record, lease, { release: true });
         released = true;
-        moving();
       },
     };
     try {
@@ -607,20 +609,22 @@ export class TreeMover {
 const MAX_LOOKS = 3;
 
 /**
- * Whether the record a pass builds from `state` shows the tree's audit trail: the caller asked for the
- * record, or the output lists the execution's finished children, each with its own pauses. The stored
- * record's trail is never read back (`app.record` reads the audit entries), so otherwise it is left
- * empty and the audit is not read.
- */
-/**
  * Stops a pass that `app.cancel` aborted before it stores a rest or an end: the cancel has recorded the
  * execution cancelled (without taking this pass's lease), and a record stored after it would undo that.
+ * A cancel that comes later finds the pass gone from the moving trees (see `saveLast`) and takes the
+ * lease instead.
  */
 function throwIfCancelled(pass: Pass): void {
   const { signal } = pass.controller;
   if (signal.aborted && signal.reason instanceof ExecutionCancelledError) throw signal.reason;
 }
 
+/**
+ * Whether the record a pass builds from `state` shows the tree's audit trail: the caller asked for the
+ * record, or the output lists the execution's finished children, each with its own pauses. The stored
+ * record's trail is never read back (`app.record` reads the audit entries), so otherwise it is left
+ * empty and the audit is not read.
+ */
 function showsAudit(pass: Pass, state: FlowStateValue | undefined): boolean {
   if (pass.withRecord) return true;
   const run = state?.run;
