@@ -91,3 +91,30 @@ export async function pauseExpense(
   );
   return { result, pauseId: result.pending[0]?.pauseId as string, threadKey: `acme/${threadId}` };
 }
+
+/**
+ * Holds every run of the refund tool inside the tool until `open()` is called: `entered` settles once a
+ * run has begun. For a test that acts while an approved tool is running.
+ */
+export function holdRefundTool(tool: {
+  readonly run: {
+    mockImplementation(run: (input: { orderId: string }) => Promise<{ status: string }>): unknown;
+  };
+}) {
+  let entered = () => {};
+  const inTool = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  let opened = false;
+  tool.run.mockImplementation(async (input) => {
+    entered();
+    while (!opened) await new Promise((resolve) => setTimeout(resolve, 5));
+    return { status: `refunded ${input.orderId}` };
+  });
+  return {
+    entered: inTool,
+    open: () => {
+      opened = true;
+    },
+  };
+}

@@ -24,7 +24,7 @@ import {
   ExecutionIdTakenError,
   ThreadBusyError,
 } from "../errors/runtime-errors.js";
-import { withPauses } from "../execution/child-records.js";
+import { withAuditTrail } from "../execution/child-records.js";
 import { ExecutionEventEmitter } from "../execution/event-emitter.js";
 import { ExecutionAbortedError } from "../execution/execution-errors.js";
 import type { ExecutionEvents } from "../execution/execution-events.js";
@@ -640,7 +640,7 @@ export class App {
     if (stored === undefined) return undefined;
     const record = stored.record as ExecutionRecord;
     const pauses = await this.#recorder.audit(tenantId, stored.rootExecutionId);
-    return { ...record, pauses, children: withPauses(record.children ?? [], pauses) };
+    return withAuditTrail(record, pauses);
   }
 
   /** Stops the sweep, calls every `onStop`, and closes the store if the application opened it. */

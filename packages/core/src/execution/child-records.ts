@@ -1,5 +1,5 @@
 import type { ChildSummary } from "../graph/flow-state.js";
-import type { ChildExecutionRecord } from "../records/execution-record.js";
+import type { ChildExecutionRecord, ExecutionRecord } from "../records/execution-record.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { PauseEntry } from "../records/pause-entry.js";
 
@@ -32,4 +32,9 @@ export function withPauses(
     pauses: pauses.filter((p) => p.executionId === child.executionId),
     children: withPauses(child.children, pauses),
   }));
+}
+
+/** A stored execution record with the audit trail read again, its children's pauses too. @internal */
+export function withAuditTrail(record: ExecutionRecord, pauses: readonly PauseEntry[]): ExecutionRecord {
+  return { ...record, pauses, children: withPauses(record.children ?? [], pauses) };
 }

@@ -32,7 +32,7 @@ import {
 } from "../store/checkpoint-history.js";
 import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
-import { withPauses } from "./child-records.js";
+import { withAuditTrail } from "./child-records.js";
 import type { ExecutionEventEmitter } from "./event-emitter.js";
 import { ExecutionAbortedError, ExecutionEndedError, ExecutionInterruptedError } from "./execution-errors.js";
 import type { ExecutionOutput } from "./execution-output.js";
@@ -512,10 +512,11 @@ export class TreeMover {
       // The thread moved on: an execution started on it after this one ended, while this pass waited
       // for the lease, and the state is that one's. Reported as recorded (the record's output is masked
       // where its DTO says so, as `app.record` shows it), never from the later execution's state.
-      const children = ended.children ?? [];
-      const pauses =
-        withRecord || children.length > 0 ? await this.#recorder.audit(tenantId, frame.rootExecutionId) : [];
-      const record: ExecutionRecord = { ...ended, pauses, children: withPauses(children, pauses) };
+      const shown = withRecord || (ended.children ?? []).length > 0;
+      const record = withAuditTrail(
+        ended,
+        shown ? await this.#recorder.audit(tenantId, frame.rootExecutionId) : [],
+      );
       return {
         status: ExecutionStatus.Completed,
         output: ended.output,

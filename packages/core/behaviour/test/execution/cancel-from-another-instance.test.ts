@@ -2,7 +2,7 @@ import { ExecutionEndedError, ExecutionStatus } from "@agboss/core";
 import { expect } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
-import { acme, pauseRefund } from "../../src/office.js";
+import { acme, holdRefundTool, pauseRefund } from "../../src/office.js";
 
 // app.cancel on an instance that does not move the tree: it must not wait for the holder (which may be
 // in a tool or a channel's send), and the holder must not end the tree over the cancellation.
@@ -15,20 +15,11 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     mockOf,
   }) => {
     const { pauseId, result } = await pauseRefund(app, mockLlm, "t-cancel-elsewhere");
-    let entered = () => {};
-    const inTool = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    let open = false;
-    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
-      entered();
-      while (!open) await new Promise((resolve) => setTimeout(resolve, 5));
-      return { status: `refunded ${input.orderId}` };
-    });
+    const tool = holdRefundTool(mockOf(ApprovedRefundTool));
     const resuming = app
       .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
       .catch((error: unknown) => error);
-    await inTool;
+    await tool.entered;
 
     const other = await openApp();
     await other.cancel("t-cancel-elsewhere", { tenantId: acme.tenantId });
@@ -36,7 +27,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
       ExecutionStatus.Cancelled,
     );
 
-    open = true;
+    tool.open();
     const stopped = await resuming;
     expect(stopped).toBeInstanceOf(ExecutionEndedError);
     expect((stopped as ExecutionEndedError).status).toBe(ExecutionStatus.Cancelled);

@@ -7,7 +7,7 @@ import {
   OfficeApplication,
   OfficeWorkflowStart,
 } from "../../src/fixtures/approval-app.js";
-import { acme, pauseRefund, scriptThread } from "../../src/office.js";
+import { acme, holdRefundTool, pauseRefund, scriptThread } from "../../src/office.js";
 
 // app.cancel in the process whose pass moves the tree aborts that pass and records the cancellation
 // without its lease. Two moments around the pass's last write: the cancel must hold either way.
@@ -19,16 +19,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     mockLlm,
     mockOf,
   }) => {
-    let entered = () => {};
-    const inTool = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    let open = false;
-    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
-      entered();
-      while (!open) await new Promise((resolve) => setTimeout(resolve, 5));
-      return { status: `refunded ${input.orderId}` };
-    });
+    const tool = holdRefundTool(mockOf(ApprovedRefundTool));
     let resuming: Promise<unknown> | undefined;
     let afterCancel: string | undefined;
     let executionId = "";
@@ -43,10 +34,10 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
       resuming = other
         .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
         .catch((error: unknown) => error);
-      await inTool;
+      await tool.entered;
       await app.cancel("t-cancel-rested", { tenantId: acme.tenantId });
       afterCancel = (await app.record(executionId, { tenantId: acme.tenantId }))?.status;
-      open = true;
+      tool.open();
     });
     await pauseRefund(app, mockLlm, "t-cancel-rested");
     const resumed = await resuming;
@@ -101,16 +92,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     mockLlm,
     mockOf,
   }) => {
-    let entered = () => {};
-    const inTool = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    let open = false;
-    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
-      entered();
-      while (!open) await new Promise((resolve) => setTimeout(resolve, 5));
-      return { status: `refunded ${input.orderId}` };
-    });
+    const tool = holdRefundTool(mockOf(ApprovedRefundTool));
     // The rest's write has landed (the lease is free) and the pass has not returned from it: another
     // instance resumes and is in its tool when the cancel comes.
     const executions = app.store.executions;
@@ -130,10 +112,10 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
       resuming = other
         .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
         .catch((error: unknown) => error);
-      await inTool;
+      await tool.entered;
       await app.cancel("t-cancel-saving", { tenantId: acme.tenantId });
       afterCancel = (await app.record(execution.executionId, { tenantId: acme.tenantId }))?.status;
-      open = true;
+      tool.open();
     };
     const { result } = await pauseRefund(app, mockLlm, "t-cancel-saving");
     const resumed = await resuming;
