@@ -52,6 +52,15 @@ export const POSTGRES_TEST_URL = process.env[POSTGRES_URL_ENV] || "postgres://po
  * {@link backends}, to keep the suite's time: a few files that pause and resume across instances opt in
  * through {@link onEachBackendAndPostgres}.
  */
+const openedOnPostgres = new WeakMap<Store, PostgresStore>();
+
+/** The Postgres store behind a test's `store` on {@link postgresBackend}: for SQL the Store interface has no call for. */
+export function postgresStoreOf(store: Store): PostgresStore {
+  const opened = openedOnPostgres.get(store);
+  if (opened === undefined) throw new Error("not a store of the Postgres backend");
+  return opened;
+}
+
 export const postgresBackend: Backend = {
   name: "postgres",
   store: async (context): Promise<Store> => {
@@ -67,7 +76,7 @@ export const postgresBackend: Backend = {
         { cause: error },
       );
     });
-    return {
+    const wrapped: Store = {
       name: store.name,
       threads: store.threads,
       executions: store.executions,
@@ -85,6 +94,8 @@ export const postgresBackend: Backend = {
         }
       },
     };
+    openedOnPostgres.set(wrapped, store);
+    return wrapped;
   },
 };
 

@@ -1,5 +1,5 @@
 import type { App, ChatRequest } from "@agboss/core";
-import { callTool, replyWith } from "@agboss/core";
+import { callTool, ExecutionContext, replyWith } from "@agboss/core";
 import type { ModelScript, ModelTurn } from "@agboss/testing";
 import {
   ApprovedRefundTool,
@@ -112,6 +112,53 @@ export function holdRefundTool(tool: {
     return { status: `refunded ${input.orderId}` };
   });
   return {
+    entered: inTool,
+    open: () => {
+      opened = true;
+    },
+  };
+}
+
+/**
+ * Holds every run of a tool until `open()` is called, as a careful tool does: it gives up without its
+ * effect once its signal aborts. `runs` lists what happened in order (`start <key>`, `aborted`, `effect
+ * <key>`, with the step's idempotency key) and `aborted` each abort's reason; `entered` settles once a
+ * run has begun.
+ */
+export function holdCarefulTool<TInput>(
+  app: App,
+  tool: {
+    readonly run: {
+      mockImplementation(run: (input: TInput) => Promise<{ status: string }>): unknown;
+    };
+  },
+) {
+  const context = app.get(ExecutionContext);
+  const runs: string[] = [];
+  const aborted: unknown[] = [];
+  let entered = () => {};
+  const inTool = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  let opened = false;
+  tool.run.mockImplementation(async () => {
+    const signal = context.signal;
+    runs.push(`start ${context.step?.idempotencyKey}`);
+    entered();
+    while (!opened) {
+      if (signal.aborted) {
+        runs.push("aborted");
+        aborted.push(signal.reason);
+        throw signal.reason;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    runs.push(`effect ${context.step?.idempotencyKey}`);
+    return { status: "done" };
+  });
+  return {
+    runs,
+    aborted,
     entered: inTool,
     open: () => {
       opened = true;

@@ -43,7 +43,10 @@ export async function confirmLeaseUnchanged(
  * Keeps a held lease alive while its pass runs (a heartbeat every {@link LEASE_RENEW_MS} on the Clock).
  * A renewal that finds a newer holder, or renewals that keep failing until the lease would have lapsed,
  * call `lost` with a {@link LeaseLostError}: the pass aborts its signal, and with it any tool running.
- * A renewal the store could not answer is tried again at the next beat. @internal
+ * So does the lease's own expiry when no renewal has answered by then (a store that hangs mid-renewal):
+ * from that instant another instance may take the tree, and the pass can no longer tell that it holds it.
+ * A renewal the store could not answer is tried again at the next beat. `lost` is called at most once,
+ * and the heartbeat stops with it. @internal
  */
 export function keepLeaseAlive(
   services: RuntimeServices,
@@ -53,7 +56,33 @@ export function keepLeaseAlive(
   const { clock, store, logger } = services;
   let expiresAt = lease.expiresAt;
   let timer: ClockTimer | undefined;
+  let watchdog: ClockTimer | undefined;
   let stopped = false;
+  // The last renewal's failure since one succeeded: what the lease was lost to when it expires.
+  let failure: unknown;
+  const stop = () => {
+    stopped = true;
+    timer?.cancel();
+    watchdog?.cancel();
+  };
+  const lose = (error: LeaseLostError) => {
+    if (stopped) return;
+    stop();
+    lost(error);
+  };
+  // Set at the lease's expiry as last renewed; a renewal that answers in time sets it again, later.
+  const watch = () => {
+    watchdog?.cancel();
+    watchdog = clock.setTimer(expiresAt - clock.now(), () => {
+      if (stopped) return;
+      const cause =
+        failure ??
+        new Error(
+          `no renewal of the lease "${lease.key}" answered before it expired at ${new Date(expiresAt).toISOString()}`,
+        );
+      lose(new LeaseLostError(lease, { cause }));
+    });
+  };
   const beat = () => {
     timer = clock.setTimer(LEASE_RENEW_MS, () => {
       if (stopped) return;
@@ -61,14 +90,17 @@ export function keepLeaseAlive(
       store.leases.renew({ fence: lease, now, ttlMs: LEASE_TTL_MS }).then(
         (held) => {
           if (stopped) return;
-          if (!held) return lost(new LeaseLostError(lease));
+          if (!held) return lose(new LeaseLostError(lease));
           expiresAt = now + LEASE_TTL_MS;
+          failure = undefined;
+          watch();
           beat();
         },
         (error: unknown) => {
           if (stopped) return;
           // The store found a newer holder while it refused the renewal: lost now, not once it lapses.
-          if (error instanceof LeaseLostError) return lost(error);
+          if (error instanceof LeaseLostError) return lose(error);
+          failure = error;
           logger.log({
             level: LogLevel.Warn,
             event: "lease.renew-failed",
@@ -76,17 +108,13 @@ export function keepLeaseAlive(
             fields: { key: lease.key },
             at: clock.now(),
           });
-          if (clock.now() >= expiresAt) return lost(new LeaseLostError(lease, { cause: error }));
+          if (clock.now() >= expiresAt) return lose(new LeaseLostError(lease, { cause: error }));
           beat();
         },
       );
     });
   };
+  watch();
   beat();
-  return {
-    stop() {
-      stopped = true;
-      timer?.cancel();
-    },
-  };
+  return { stop };
 }

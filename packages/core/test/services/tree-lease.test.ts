@@ -73,7 +73,58 @@ describe("keepLeaseAlive", () => {
     expect(logs.map((entry) => entry.event)).toEqual(["lease.renew-failed", "lease.renew-failed"]);
     await clock.advance(LEASE_RENEW_MS);
     expect(lost).toHaveLength(1);
-    expect(lost[0]?.cause).toBeInstanceOf(Error);
+    expect(String(lost[0]?.cause)).toBe("Error: store unreachable");
     beat.stop();
+  });
+
+  test("renewals that answer keep the lease past any number of expiries", async () => {
+    let renewals = 0;
+    const { clock, lost, beat } = await heartbeatOn(() => {
+      renewals += 1;
+      return Promise.resolve(true);
+    });
+    await clock.advance(10 * LEASE_TTL_MS);
+    expect(lost).toEqual([]);
+    expect(renewals).toBe(30);
+    beat.stop();
+  });
+
+  test("a renewal that never answers loses the lease when it expires, once; its late answer changes nothing", async () => {
+    let answer: (held: boolean) => void = () => {};
+    let renewals = 0;
+    const { clock, lost, logs } = await heartbeatOn(() => {
+      renewals += 1;
+      return new Promise<boolean>((resolve) => {
+        answer = resolve;
+      });
+    });
+    await clock.advance(LEASE_TTL_MS - 1);
+    expect(renewals).toBe(1);
+    expect(lost).toEqual([]);
+    await clock.advance(1);
+    expect(lost).toHaveLength(1);
+    expect(String(lost[0]?.cause)).toMatch(
+      /^Error: no renewal of the lease "acme\/t-1" answered before it expired at 1970-01-01T00:00:30.000Z$/,
+    );
+    answer(true);
+    await clock.advance(10 * LEASE_TTL_MS);
+    expect(lost).toHaveLength(1);
+    expect(renewals).toBe(1);
+    expect(logs).toEqual([]);
+  });
+
+  test("after a stop, neither a renewal's answer nor the expiry calls lost", async () => {
+    let answer: (held: boolean) => void = () => {};
+    const { clock, lost, beat } = await heartbeatOn(
+      () =>
+        new Promise<boolean>((resolve) => {
+          answer = resolve;
+        }),
+    );
+    await clock.advance(LEASE_RENEW_MS);
+    beat.stop();
+    answer(false);
+    await clock.advance(10 * LEASE_TTL_MS);
+    expect(lost).toEqual([]);
   });
 });

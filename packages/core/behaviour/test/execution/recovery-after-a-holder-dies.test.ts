@@ -1,18 +1,21 @@
-import {
-  type App,
-  ExecutionContext,
-  ExecutionStatus,
-  LeaseLostError,
-  PauseStatus,
-  replyWith,
-} from "@agboss/core";
-import { LEASE_TTL_MS } from "@agboss/core/internal";
+import { type App, ExecutionStatus, LeaseLostError, PauseStatus, replyWith } from "@agboss/core";
+import { LEASE_RENEW_MS, LEASE_TTL_MS } from "@agboss/core/internal";
 import type { TestClock } from "@agboss/testing";
 import { expect, vi } from "vitest";
-import { onEachBackendAndPostgres } from "../../src/backends.js";
+import {
+  onEachBackend,
+  onEachBackendAndPostgres,
+  postgresBackend,
+  postgresStoreOf,
+} from "../../src/backends.js";
 import { diedAfterTaking } from "../../src/dead-holder.js";
-import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
-import { acme, pauseRefund, scriptThread } from "../../src/office.js";
+import {
+  ApprovedRefundTool,
+  BookExpenseTool,
+  Desk,
+  OfficeApplication,
+} from "../../src/fixtures/approval-app.js";
+import { acme, holdCarefulTool, pauseExpense, pauseRefund, scriptThread } from "../../src/office.js";
 
 // What a holder that died or stalled leaves behind, and how any instance carries the tree on from there.
 // The state is the one a real process leaves (the crash suite, tests/test/crash.int.test.ts, kills real
@@ -295,32 +298,12 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     clock,
   }) => {
     const { pauseId, threadKey, result } = await pauseRefund(app, mockLlm, "t-stalled");
-    const context = app.get(ExecutionContext);
-    const runs: string[] = [];
-    let entered = () => {};
-    const inTool = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    let open = false;
-    mockOf(ApprovedRefundTool).run.mockImplementation(async (input) => {
-      const signal = context.signal;
-      runs.push(`start ${context.step?.idempotencyKey}`);
-      entered();
-      // A careful tool: waits for its gate, and gives up without its effect when its signal aborts.
-      while (!open) {
-        if (signal.aborted) {
-          runs.push("aborted");
-          throw signal.reason;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      runs.push(`effect ${context.step?.idempotencyKey}`);
-      return { status: `refunded ${input.orderId}` };
-    });
+    const tool = holdCarefulTool(app, mockOf(ApprovedRefundTool));
+    const { runs } = tool;
     const resuming = app
       .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, answeredBy: "m-1" })
       .catch((error: unknown) => error);
-    await inTool;
+    await tool.entered;
     // Another instance took the tree over (this holder looked frozen to it); the next beat finds out.
     const takeover = await store.leases.acquire({
       key: threadKey,
@@ -342,7 +325,7 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     const stored = await store.executions.findByTenantIdAndExecutionId(acme.tenantId, result.executionId);
     expect(stored?.status).toBe(ExecutionStatus.Running);
 
-    open = true;
+    tool.open();
     await clock.advance(2 * LEASE_TTL_MS);
     await sweepUntilEnded(app, clock, result.executionId);
     const ended = await app.record(result.executionId, { tenantId: acme.tenantId });
@@ -415,3 +398,78 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     stopped?.(new Error("the stopped holder's process is gone"));
   });
 });
+
+// A renewal that hangs, not one that fails: the lease row is locked by another transaction on the server,
+// so the holder's renewal waits on it. On SQLite a lock is waited for inside the call, holding the whole
+// process (its clock too), and the memory store never waits: only a server's store can hang this way.
+onEachBackend(
+  OfficeApplication,
+  (test) => {
+    test("a holder whose renewal hangs aborts its running tool when its lease expires, keeps no result, and the tree is finished once after", async ({
+      app,
+      mockLlm,
+      mockOf,
+      store,
+      clock,
+    }) => {
+      // The expense tool may run for 10 minutes: here it outlives the lease, which nothing renews.
+      const { pauseId, threadKey, result } = await pauseExpense(app, mockLlm, "t-hung-renewal");
+      const tool = holdCarefulTool(app, mockOf(BookExpenseTool));
+      const resuming = app
+        .resume({ pauseId, decision: { approved: true } }, { tenantId: acme.tenantId, ownerId: "alice" })
+        .catch((error: unknown) => error);
+      await tool.entered;
+      let unlock = () => {};
+      let locked = () => {};
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const lock = postgresStoreOf(store)
+        .db.transaction()
+        .execute(async (trx) => {
+          await trx
+            .selectFrom("agboss_leases")
+            .selectAll()
+            .where("key", "=", threadKey)
+            .forUpdate()
+            .execute();
+          locked();
+          await new Promise<void>((resolve) => {
+            unlock = resolve;
+          });
+        });
+      await isLocked;
+      try {
+        // The next beat's renewal waits on the lock: no answer comes before the lease expires.
+        await clock.advance(LEASE_RENEW_MS);
+        await clock.advance(LEASE_TTL_MS - LEASE_RENEW_MS - 1);
+        expect(tool.runs).toEqual([expect.stringMatching(/^start /)]);
+        await clock.advance(1);
+        await vi.waitFor(() => expect(tool.runs).toContain("aborted"), { timeout: 2_000 });
+        expect(tool.aborted[0]).toBeInstanceOf(LeaseLostError);
+        expect(String((tool.aborted[0] as LeaseLostError).cause)).toMatch(
+          /no renewal of the lease .* answered before it expired/,
+        );
+      } finally {
+        // Also when the tool was not aborted: the pass, and the test's teardown, wait on the lock.
+        tool.open();
+        unlock();
+        await lock;
+      }
+      expect(await resuming).toBeInstanceOf(LeaseLostError);
+      const pause = await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId);
+      expect(pause?.toolResult).toBeUndefined();
+      expect(app.get(Desk).events.filter((e) => e === "finish" || e.startsWith("error:"))).toEqual([]);
+
+      await clock.advance(2 * LEASE_TTL_MS);
+      await sweepUntilEnded(app, clock, result.executionId);
+      const ended = await app.record(result.executionId, { tenantId: acme.tenantId });
+      expect(ended?.status).toBe(ExecutionStatus.Completed);
+      expect(ended?.output).toEqual({ text: "Expense handled" });
+      expect(tool.runs.filter((r) => r.startsWith("effect "))).toHaveLength(1);
+      expect(app.get(Desk).events.filter((e) => e === "finish")).toHaveLength(1);
+    });
+  },
+  {},
+  [postgresBackend],
+);
