@@ -328,8 +328,8 @@ function answeredNow(
 
 /**
  * Finds the step's pause by its idempotency key, or creates it Pending and not yet sent. When the pause
- * is gone while the next level's exists (retention removed an escalated pause whose step still waits),
- * it says so instead: `removed` is the next level's asking, `next` its pause.
+ * is gone while a later level's exists (retention removed escalated pauses whose step still waits), it
+ * says so instead: `removed` is the next level's asking, `next` the later pause found.
  */
 async function findOrCreatePause(
   asking: Asking,
@@ -345,13 +345,20 @@ async function findOrCreatePause(
   if (frame.starting !== true || asking.level > 0) {
     const found = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, idempotencyKey);
     if (found !== undefined) return found;
+    // Retention may have removed several escalated levels of a long chain: any later level's pause
+    // says this one was escalated. The step then passes this level and looks again at the next. (A chain
+    // has an end: assembly refuses an escalation cycle.)
     const to = asking.deadlines?.escalate?.to;
-    const next =
-      to === undefined
-        ? undefined
-        : await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, keyOf(asking, asking.level + 1));
-    if (to !== undefined && next !== undefined) {
-      return { removed: { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1 }, next };
+    let level = asking.level;
+    for (let on = to; on !== undefined; on = on.deadlines?.escalate?.to) {
+      level += 1;
+      const next = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, keyOf(asking, level));
+      if (to !== undefined && next !== undefined) {
+        return {
+          removed: { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1 },
+          next,
+        };
+      }
     }
   }
   const pauseStep = pauseStepOf(asking);

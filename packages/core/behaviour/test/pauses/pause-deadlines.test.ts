@@ -535,6 +535,32 @@ onEachBackendAndPostgres(ShortRetentionPurchaseApplication, (test) => {
     // The audit trail outlives the records.
     expect(done.record?.pauses.map((p) => p.resolution)).toEqual(["escalated", "replied"]);
   });
+
+  test("a chain whose first two questions were escalated and removed by retention goes on from the third level: nobody is asked again and the manager's answer runs the tool", async ({
+    app,
+    mockLlm,
+    clock,
+    store,
+  }) => {
+    const desk = app.get(PurchaseDesk);
+    const t0 = clock.now();
+    await ask(app, mockLlm, "t-retained-chain", [CapexTool, TOASTER]);
+    const supervisorPause = desk.pauseOf("supervisor");
+    await sweepAt(store, clock, t0 + hours(6).milliseconds);
+    const clerkPause = desk.pauseOf("clerk");
+    await sweepAt(store, clock, t0 + hours(6).milliseconds + days(2).milliseconds);
+    await sweepAt(store, clock, t0 + hours(8).milliseconds + days(2).milliseconds);
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", supervisorPause)).toBeUndefined();
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", clerkPause)).toBeUndefined();
+    const done = await app.resume(
+      { pauseId: desk.pauseOf("manager"), decision: { approved: true } },
+      { ...manager, record: true },
+    );
+    expect(done.status, JSON.stringify(done.record?.error)).toBe(ExecutionStatus.Completed);
+    expect(desk.asked.map((a) => a.role)).toEqual(["supervisor", "clerk", "manager"]);
+    expect(desk.bought).toEqual([TOASTER]);
+    expect(done.record?.pauses.map((p) => p.resolution)).toEqual(["escalated", "escalated", "replied"]);
+  });
 });
 
 describe("with the testing kit's clock alone", () => {
