@@ -113,17 +113,22 @@ export async function actOnDeadline(
   }
   const escalate = last.kind === "escalate" ? deadlines.escalate : undefined;
   const expire = last.kind === "expire" ? deadlines.expire : undefined;
-  const resolved = await store.pauses.resolve(
-    pause.tenantId,
-    pause.pauseId,
-    escalate !== undefined
-      ? { escalatedTo: escalate.to.name }
-      : expiryAnswer((expire as NonNullable<typeof expire>).outcome),
-    now,
-    { resolution: escalate !== undefined ? PauseResolution.Escalated : PauseResolution.Expired },
-  );
+  // The resolution and its audit entry commit together, as an answer's do: a fault between them would
+  // leave the pause escalated or expired with no entry, which no later sweep writes.
+  const resolved = await store.atomically(async () => {
+    const done = await store.pauses.resolve(
+      pause.tenantId,
+      pause.pauseId,
+      escalate !== undefined
+        ? { escalatedTo: escalate.to.name }
+        : expiryAnswer((expire as NonNullable<typeof expire>).outcome),
+      now,
+      { resolution: escalate !== undefined ? PauseResolution.Escalated : PauseResolution.Expired },
+    );
+    if (done !== undefined) await writeAudit(services, done);
+    return done;
+  });
   if (resolved === undefined) return undefined;
-  await writeAudit(services, resolved);
   await tellWithdrawn(services, resolved, resolved.resolution as "escalated" | "expired");
   return resolved;
 }

@@ -11,12 +11,18 @@ import {
   PauseStatus,
   replyWith,
   type Store,
+  StoreUnavailableError,
 } from "@agboss/core";
 import { LEASE_TTL_MS } from "@agboss/core/internal";
 import type { PauseRecord, StoredExecution } from "@agboss/core/store";
 import { type ModelScript, type TestClock, testWith } from "@agboss/testing";
 import { describe, expect, vi } from "vitest";
-import { onEachBackendAndPostgres } from "../../src/backends.js";
+import {
+  onEachBackend,
+  onEachBackendAndPostgres,
+  postgresBackend,
+  sqliteBackend,
+} from "../../src/backends.js";
 import { watchingReads } from "../../src/checkpoint-reads.js";
 import {
   BuyTool,
@@ -444,6 +450,49 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
     expect(desk.bought).toEqual([TOASTER]);
   });
 });
+
+// The SQL stores only: the memory store keeps a unit's writes made before a throw.
+onEachBackend(
+  PurchaseApplication,
+  (test) => {
+    test("an escalation and its audit entry are one commit: a sweep whose audit write keeps failing leaves the question waiting, and the next sweep escalates it with its entry", async ({
+      app,
+      mockLlm,
+      clock,
+      store,
+      logger,
+    }) => {
+      const t0 = clock.now();
+      await ask(app, mockLlm, "t-audit-fault", [BuyTool, TOASTER]);
+      const desk = app.get(PurchaseDesk);
+      const clerkPause = desk.pauseOf("clerk");
+      // Every try of the sweep's escalation fails at its audit entry (a unit meeting a fault runs again).
+      const audit = vi
+        .spyOn(store.executions, "savePauseAnswer")
+        .mockRejectedValue(new StoreUnavailableError("the database went away"));
+      try {
+        await sweepAt(store, clock, t0 + days(2).milliseconds);
+      } finally {
+        audit.mockRestore();
+      }
+      expect(logger.entries.filter((e) => e.event === "sweep.deadline-failed").length).toBeGreaterThan(0);
+      const waiting = await store.pauses.findByTenantIdAndPauseId("acme", clerkPause);
+      expect(waiting?.status).toBe(PauseStatus.Pending);
+      expect(desk.asked.map((a) => a.role)).toEqual(["clerk"]);
+      await sweepAt(store, clock, t0 + days(2).milliseconds + 60_000);
+      expect(desk.asked.map((a) => a.role)).toEqual(["clerk", "manager"]);
+      const done = await app.resume(
+        { pauseId: desk.pauseOf("manager"), decision: { approved: true } },
+        { ...manager, record: true },
+      );
+      expect(done.status).toBe(ExecutionStatus.Completed);
+      expect(done.record?.pauses.map((p) => p.resolution)).toEqual(["escalated", "replied"]);
+      expect(desk.bought).toEqual([TOASTER]);
+    });
+  },
+  {},
+  [sqliteBackend, postgresBackend],
+);
 
 onEachBackendAndPostgres(
   PurchaseApplication,
