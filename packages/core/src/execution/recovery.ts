@@ -20,10 +20,13 @@ const SWEEP_PAGE = 100;
 /** How long an answered pause may wait for its own resumer before the sweep takes it over. */
 const RECOVERY_GRACE_MS = 1_000;
 
-/** How the sweep's claim of one tree ended: carried on, found ended, or failed (with its lease, if one was taken). */
+/**
+ * How the sweep's claim of one tree ended: carried on, found owing nothing (ended, or rested again by
+ * another pass since its page was read), or failed (with its lease, if one was taken).
+ */
 type Claim =
   | { readonly lease: Lease; readonly tree: Tree; readonly answered: PauseRecord | undefined }
-  | { readonly lease: Lease; readonly ended: true }
+  | { readonly lease: Lease; readonly owesNothing: true }
   | { readonly lease?: Lease; readonly failed: unknown };
 
 /**
@@ -88,6 +91,10 @@ export class Recovery {
       answered = await store.pauses.findByTenantIdAndPauseId(tenantId, pauseId);
       if (answered?.status !== PauseStatus.Resolved) return;
     }
+    // Read again under the lease: the read above came before another pass could take the pause.
+    const stillAnswered = async (pause: PauseRecord | undefined) =>
+      pause !== undefined &&
+      (await store.pauses.findByTenantIdAndPauseId(tenantId, pause.pauseId))?.status === PauseStatus.Resolved;
     // One unit of work, as phase 1 of a resume claims its tree: the lease taken, the tree read under it
     // and marked running land in one commit. A failure after the lease was taken is returned, not
     // thrown, so that the unit commits the lease and it is let go below.
@@ -103,7 +110,12 @@ export class Recovery {
             // Moved by another instance since the page was read, or an answer that came after its tree
             // ended (a cancel racing it): nothing to run. Such a pause leaves the sweep's list as taken.
             if (pauseId !== undefined) await store.pauses.take(tenantId, pauseId, { at: clock.now() }, lease);
-            return { lease, ended: true };
+            return { lease, owesNothing: true };
+          }
+          if (status === ExecutionStatus.Paused && !(await stillAnswered(answered))) {
+            // Rested by another pass since the page was read: a tree from the running page owes nothing,
+            // nor does one whose answered pause that pass took (its other answers are on their own page).
+            return { lease, owesNothing: true };
           }
           await this.#recorder.markRunning(tree, lease);
           const goesOnFrom =
@@ -120,7 +132,7 @@ export class Recovery {
       claimed = { failed: error };
     }
     if (claimed === undefined) return;
-    if ("ended" in claimed) {
+    if ("owesNothing" in claimed) {
       await store.leases.release(claimed.lease).catch(() => undefined);
       return;
     }

@@ -1,4 +1,4 @@
-import { type App, ExecutionStatus, LeaseLostError, PauseStatus, replyWith } from "@agboss/core";
+import { type App, callTool, ExecutionStatus, LeaseLostError, PauseStatus, replyWith } from "@agboss/core";
 import { LEASE_RENEW_MS, LEASE_TTL_MS } from "@agboss/core/internal";
 import type { TestClock } from "@agboss/testing";
 import { expect, vi } from "vitest";
@@ -15,7 +15,14 @@ import {
   Desk,
   OfficeApplication,
 } from "../../src/fixtures/approval-app.js";
-import { acme, holdCarefulTool, pauseExpense, pauseRefund, scriptThread } from "../../src/office.js";
+import {
+  acme,
+  holdCarefulTool,
+  holdRefundTool,
+  pauseExpense,
+  pauseRefund,
+  scriptThread,
+} from "../../src/office.js";
 
 // What a holder that died or stalled leaves behind, and how any instance carries the tree on from there.
 // The state is the one a real process leaves (the crash suite, tests/test/crash.int.test.ts, kills real
@@ -343,6 +350,100 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     ).toHaveLength(1);
     expect(ended?.status).toBe(ExecutionStatus.Completed);
   });
+  test("a tree the sweep listed as running and another pass rested since is left as it is: one onExecutionPause per rest", async ({
+    app,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const { pauseId, result } = await pauseRefund(app, mockLlm, "t-rested-meanwhile", undefined, [
+      callTool(ApprovedRefundTool, { orderId: "ord_2", amountCents: 500 }),
+      replyWith("Both refunds handled"),
+    ]);
+    const tool = holdRefundTool(mockOf(ApprovedRefundTool));
+    const resuming = app.resume(
+      { pauseId, decision: { approved: true } },
+      { tenantId: acme.tenantId, answeredBy: "m-1" },
+    );
+    await tool.entered;
+    // Older than the sweep's grace, and its holder's lease still current.
+    await clock.advance(2_000);
+    const list = store.executions.listByStatus.bind(store.executions);
+    let listed = false;
+    const page = vi.spyOn(store.executions, "listByStatus").mockImplementationOnce(async (...args) => {
+      const rows = await list(...args);
+      listed = rows.some((row) => row.executionId === result.executionId);
+      // The page lists the tree as running; before the sweep gets to it, the pass rests it again.
+      tool.open();
+      await resuming;
+      return rows;
+    });
+    try {
+      await app.sweepOnce(RETENTION_MS);
+    } finally {
+      page.mockRestore();
+    }
+    expect(listed).toBe(true);
+    expect((await resuming).status).toBe(ExecutionStatus.Paused);
+    expect(app.get(Desk).events.filter((e) => e.startsWith("pause:"))).toEqual(["pause:1", "pause:1"]);
+    const stored = await store.executions.findByTenantIdAndExecutionId(acme.tenantId, result.executionId);
+    expect(stored?.status).toBe(ExecutionStatus.Paused);
+  });
+
+  test("an answered pause the sweep read, which another pass took and rested the tree from before the sweep got the lease, is not moved again", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    const { pauseId, result, threadKey } = await pauseRefund(app, mockLlm, "t-taken-meanwhile", undefined, [
+      callTool(ApprovedRefundTool, { orderId: "ord_2", amountCents: 500 }),
+      replyWith("Both refunds handled"),
+    ]);
+    // A live holder has the tree: the answer is recorded, and its resume waits for the lease.
+    const live = await store.leases.acquire({
+      key: threadKey,
+      holder: "live",
+      now: clock.now(),
+      ttlMs: LEASE_TTL_MS,
+    });
+    if (live === undefined) throw new Error("not granted");
+    const resuming = app.resume(
+      { pauseId, decision: { approved: true } },
+      { tenantId: acme.tenantId, answeredBy: "m-1" },
+    );
+    await vi.waitFor(async () =>
+      expect((await store.pauses.findByTenantIdAndPauseId(acme.tenantId, pauseId))?.status).toBe(
+        PauseStatus.Resolved,
+      ),
+    );
+    await clock.advance(2_000);
+    const find = store.pauses.findByTenantIdAndPauseId.bind(store.pauses);
+    let readResolved = false;
+    const read = vi
+      .spyOn(store.pauses, "findByTenantIdAndPauseId")
+      .mockImplementationOnce(async (...args) => {
+        const pause = await find(...args);
+        readResolved = pause?.status === PauseStatus.Resolved;
+        // The sweep has read the pause as answered; before it takes the lease, the live holder lets go and
+        // the waiting resume takes the pause and rests the tree on the next call's pause.
+        await store.leases.release(live);
+        await resuming;
+        return pause;
+      });
+    try {
+      await app.sweepOnce(RETENTION_MS);
+    } finally {
+      read.mockRestore();
+    }
+    expect(readResolved).toBe(true);
+    expect((await resuming).status).toBe(ExecutionStatus.Paused);
+    expect(app.get(Desk).events.filter((e) => e.startsWith("pause:"))).toEqual(["pause:1", "pause:1"]);
+    const stored = await store.executions.findByTenantIdAndExecutionId(acme.tenantId, result.executionId);
+    expect(stored?.status).toBe(ExecutionStatus.Paused);
+  });
+
   test("a holder that died after a superstep's writes landed but before its checkpoint did: the sweep applies those writes and goes on (the tool runs once)", async ({
     app,
     mockLlm,
