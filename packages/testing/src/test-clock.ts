@@ -12,17 +12,29 @@ export interface TestClockOptions {
    * lease renewal, the sweep's store call) settle before the next timer fires. Default 5.
    */
   readonly settleTurns?: number;
+  /**
+   * How long, in real milliseconds, `advance` waits for the promise a timer callback returned (a lease
+   * renewal on a database) before it fires the next timer. Default 2,000: work that takes longer (a
+   * renewal waiting on a lock) goes on settling while later timers fire.
+   */
+  readonly callbackWaitMs?: number;
 }
 
 interface PendingTimer {
   readonly due: number;
   readonly seq: number;
-  readonly callback: () => void;
+  readonly callback: () => unknown;
 }
 
 // Captured at load, so a test that fakes the global timers does not stall advance().
 const realSetImmediate = globalThis.setImmediate;
+const realSetTimeout = globalThis.setTimeout;
+const realClearTimeout = globalThis.clearTimeout;
 const nextTurn = () => new Promise<void>((resolve) => realSetImmediate(resolve));
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === "function";
+}
 
 /**
  * A {@link Clock} that moves only when the test moves it. Every timer the application sets on it
@@ -36,12 +48,14 @@ const nextTurn = () => new Promise<void>((resolve) => realSetImmediate(resolve))
 export class TestClock implements Clock {
   readonly #timers = new Set<PendingTimer>();
   readonly #settleTurns: number;
+  readonly #callbackWaitMs: number;
   #now: number;
   #seq = 0;
 
   constructor(options: TestClockOptions = {}) {
     this.#now = options.start ?? TEST_CLOCK_START;
     this.#settleTurns = options.settleTurns ?? 5;
+    this.#callbackWaitMs = options.callbackWaitMs ?? 2_000;
   }
 
   /** Milliseconds since the epoch, on this clock. */
@@ -50,7 +64,7 @@ export class TestClock implements Clock {
   }
 
   /** Runs `callback` once the clock has been advanced by `delayMs` (a negative delay counts as 0). */
-  setTimer(delayMs: number, callback: () => void): ClockTimer {
+  setTimer(delayMs: number, callback: () => unknown): ClockTimer {
     const timer: PendingTimer = { due: this.#now + Math.max(0, delayMs), seq: this.#seq++, callback };
     this.#timers.add(timer);
     return { cancel: () => void this.#timers.delete(timer) };
@@ -65,7 +79,9 @@ export class TestClock implements Clock {
    * Moves the clock forward by `duration` (a {@link Duration} or milliseconds), firing every timer that
    * falls due on the way, earliest first, with the clock set to each timer's instant. Timers set by a
    * callback fire too when they fall due before the end. Pending promise work settles before each
-   * timer and at the end. If callbacks throw, the first error is thrown once the clock has arrived.
+   * timer and at the end, and a promise a callback returned (a lease renewal's) is waited for, up to
+   * `callbackWaitMs` of real time. If callbacks throw, the first error is thrown once the clock has
+   * arrived.
    *
    * @example
    * await clock.advance(seconds(31)); // a 30 s tool timeout fires
@@ -81,7 +97,8 @@ export class TestClock implements Clock {
       this.#timers.delete(timer);
       this.#now = Math.max(this.#now, timer.due);
       try {
-        timer.callback();
+        const work = timer.callback();
+        if (isThenable(work)) await this.#within(work, errors);
       } catch (error) {
         errors.push(error);
       }
@@ -109,6 +126,24 @@ export class TestClock implements Clock {
         next = timer;
     }
     return next;
+  }
+
+  /** Waits for `work` to settle, or for `callbackWaitMs` of real time; a rejection is one of `errors`. */
+  async #within(work: PromiseLike<unknown>, errors: unknown[]): Promise<void> {
+    let timeout: ReturnType<typeof realSetTimeout> | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timeout = realSetTimeout(resolve, this.#callbackWaitMs);
+    });
+    try {
+      await Promise.race([
+        Promise.resolve(work).then(undefined, (error: unknown) => {
+          errors.push(error);
+        }),
+        waited,
+      ]);
+    } finally {
+      realClearTimeout(timeout);
+    }
   }
 
   async #settle(): Promise<void> {

@@ -75,6 +75,44 @@ describe("TestClock", () => {
     },
   );
 
+  plainTest(
+    "a promise a callback returns is waited for before a later timer fires, however long it takes in real time up to callbackWaitMs",
+    async () => {
+      const clock = new TestClock({ start: 0 });
+      const fired: string[] = [];
+      // A renewal that answers after 50 real milliseconds, more than the settle turns give it.
+      clock.setTimer(10_000, () =>
+        new Promise((resolve) => setTimeout(resolve, 50)).then(() => fired.push("renewed")),
+      );
+      clock.setTimer(30_000, () => fired.push("expired"));
+      await clock.advance(seconds(31));
+      expect(fired).toEqual(["renewed", "expired"]);
+    },
+  );
+
+  plainTest(
+    "a callback's promise that does not settle within callbackWaitMs holds advance no longer",
+    async () => {
+      const clock = new TestClock({ start: 0, callbackWaitMs: 30 });
+      const fired: number[] = [];
+      clock.setTimer(10, () => new Promise(() => {}));
+      clock.setTimer(20, () => fired.push(clock.now()));
+      const started = performance.now();
+      await clock.advance(100);
+      expect(fired).toEqual([20]);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(25);
+    },
+  );
+
+  plainTest("a callback's promise that rejects is thrown by advance once the clock arrived", async () => {
+    const clock = new TestClock({ start: 0 });
+    const fired: number[] = [];
+    clock.setTimer(10, () => Promise.reject(new Error("renewal failed")));
+    clock.setTimer(20, () => fired.push(clock.now()));
+    await expect(clock.advance(100)).rejects.toThrow("renewal failed");
+    expect(fired).toEqual([20]);
+  });
+
   plainTest("set moves the clock without firing; advance(0) fires what is due", async () => {
     const clock = new TestClock({ start: 0 });
     const fired: number[] = [];

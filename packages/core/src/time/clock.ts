@@ -11,8 +11,12 @@ export interface ClockTimer {
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Runs `callback` once `delayMs` milliseconds have passed on this clock. */
-  setTimer(delayMs: number, callback: () => void): ClockTimer;
+  /**
+   * Runs `callback` once `delayMs` milliseconds have passed on this clock. A callback that starts work
+   * of its own (a lease renewal) returns its promise: a clock that moves in jumps (the testing kit's
+   * `TestClock`) lets that work settle before it fires a later timer, as time passing would.
+   */
+  setTimer(delayMs: number, callback: () => unknown): ClockTimer;
 }
 
 /** The wall clock. Its timers do not keep the process alive. */
@@ -21,7 +25,7 @@ export class SystemClock implements Clock {
     return Date.now();
   }
 
-  setTimer(delayMs: number, callback: () => void): ClockTimer {
+  setTimer(delayMs: number, callback: () => unknown): ClockTimer {
     const handle = setTimeout(callback, Math.max(0, delayMs));
     handle.unref?.();
     return { cancel: () => clearTimeout(handle) };

@@ -1,15 +1,23 @@
-import { callTool, ExecutionStatus, replyWith, ThreadBusyError } from "@agboss/core";
+import {
+  callTool,
+  ExecutionStatus,
+  LeaseLostError,
+  replyWith,
+  ThreadBusyError,
+  ToolTimeoutError,
+} from "@agboss/core";
+import { LEASE_TTL_MS } from "@agboss/core/internal";
 import { testWith } from "@agboss/testing";
-import { expect } from "vitest";
-import { onEachBackend } from "../../src/backends.js";
-import { OfficeApplication } from "../../src/fixtures/approval-app.js";
+import { expect, vi } from "vitest";
+import { onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
+import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
 import {
   RefundAgent,
   RefundApplication,
   RefundCardTool,
   RefundWorkflowStart,
 } from "../../src/fixtures/refund-app.js";
-import { pauseRefund } from "../../src/office.js";
+import { acme, holdCarefulTool, pauseRefund } from "../../src/office.js";
 
 // Each call that moves a tree holds its lease under its own holder id: the sweep, or another call of
 // the same app, meets a held lease exactly as another instance would. (With one id for the whole app,
@@ -79,3 +87,76 @@ leaseTest(
     expect(after === undefined || after.expiresAt <= clock.now()).toBe(true);
   },
 );
+
+// The lease's watchdog (it aborts a pass whose lease expires with no renewal answered) under the testing
+// kit's clock, which moves in jumps: a renewal is given its time to answer, as time passing would.
+onEachBackendAndPostgres(OfficeApplication, (test) => {
+  test("a renewal slower than the test clock's jump still answers before the lease's expiry: a tool past its 30 s timeout is cut off by its timeout, not by a lost lease", async ({
+    app,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-slow-renewal");
+    const renew = store.leases.renew.bind(store.leases);
+    // A database that takes 50 ms of real time to answer a renewal.
+    const slow = vi.spyOn(store.leases, "renew").mockImplementation(async (args) => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return renew(args);
+    });
+    try {
+      const tool = holdCarefulTool(app, mockOf(ApprovedRefundTool));
+      const resuming = app.resume(
+        { pauseId, decision: { approved: true } },
+        { tenantId: acme.tenantId, answeredBy: "m-1" },
+      );
+      await tool.entered;
+      await clock.advance(LEASE_TTL_MS + 1_000);
+      await vi.waitFor(() => expect(tool.aborted).toHaveLength(1));
+      expect(tool.aborted[0]).toBeInstanceOf(ToolTimeoutError);
+      expect((await resuming).status).toBe(ExecutionStatus.Completed);
+    } finally {
+      slow.mockRestore();
+    }
+  });
+
+  test("a pass that begins with its lease lapsed (an onExecutionResume that took longer than the lease) renews it at once and goes on", async ({
+    app,
+    mockLlm,
+    mockOf,
+    clock,
+  }) => {
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-late-pass");
+    const desk = app.get(Desk);
+    let open = () => {};
+    let entered = () => {};
+    const inHandler = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    desk.resumeGate = () =>
+      new Promise<void>((resolve) => {
+        entered();
+        open = resolve;
+      });
+    const tool = holdCarefulTool(app, mockOf(ApprovedRefundTool));
+    const resuming = app.resume(
+      { pauseId, decision: { approved: true } },
+      { tenantId: acme.tenantId, answeredBy: "m-1" },
+    );
+    await inHandler;
+    desk.resumeGate = undefined;
+    // The handler takes 31 s: the lease taken before it has lapsed (nobody took it) when the pass begins.
+    clock.set(clock.now() + LEASE_TTL_MS + 1_000);
+    open();
+    await tool.entered;
+    await clock.advance(0);
+    await clock.advance(5_000);
+    expect(tool.aborted).toEqual([]);
+    tool.open();
+    const done = await resuming;
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    expect(tool.runs.filter((r) => r.startsWith("effect "))).toHaveLength(1);
+    expect(tool.aborted.some((reason) => reason instanceof LeaseLostError)).toBe(false);
+  });
+});
