@@ -114,7 +114,8 @@ export class Recovery {
           }
           if (status === ExecutionStatus.Paused && !(await stillAnswered(answered))) {
             // Rested by another pass since the page was read: a tree from the running page owes nothing,
-            // nor does one whose answered pause that pass took (its other answers are on their own page).
+            // nor does one whose answered pause that pass took (a pass takes every answered pause of its
+            // tree before it rests, so none it could see is left).
             return { lease, owesNothing: true };
           }
           await this.#recorder.markRunning(tree, lease);
