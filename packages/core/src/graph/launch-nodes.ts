@@ -3,12 +3,14 @@ import type { AssembledAgent, AssembledFlow, AssembledStep } from "../assembly/a
 import { type AnyClass, componentOf } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { findCause, hasCause } from "../errors/agboss-error.js";
+import { StoreUnavailableError } from "../errors/app-errors.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import { RecentMap } from "../services/recent-map.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
+import { LeaseLostError } from "../store/fence.js";
 import type { Clock } from "../time/clock.js";
 import { toMilliseconds } from "../time/duration.js";
 import type { CompiledAgentGraph } from "./agent-nodes.js";
@@ -197,7 +199,7 @@ export function branchNode(
       });
       return record({ ...base, output: done.output }, done.steps);
     } catch (error) {
-      if (isGraphInterrupt(error)) throw error;
+      if (isGraphInterrupt(error) || stopsThePass(error, parent.signal)) throw error;
       const withdrawal =
         error instanceof BranchWithdrawnError ? error : findCause(error, BranchWithdrawnError);
       const withdrawn = withdrawal !== undefined;
@@ -218,6 +220,22 @@ export function branchNode(
       release();
     }
   };
+}
+
+/**
+ * Whether a branch's error says nothing about its work: the pass itself was stopped (its signal aborted
+ * by a cancel, the app closing or a lost lease), or it lost its store or its lease. The pass handles
+ * those as it does outside a launch (the tree is left for recovery, or ended by the cancel); kept as the
+ * branch's result, they would fail the launch for good and withdraw its siblings' questions.
+ */
+function stopsThePass(error: unknown, signal: AbortSignal): boolean {
+  return (
+    signal.aborted ||
+    error instanceof StoreUnavailableError ||
+    hasCause(error, StoreUnavailableError) ||
+    error instanceof LeaseLostError ||
+    hasCause(error, LeaseLostError)
+  );
 }
 
 /**

@@ -9,8 +9,9 @@ import {
   PauseStatus,
   replyWith,
   StepFailedError,
+  StoreUnavailableError,
 } from "@agboss/core";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { onEachBackendAndPostgres } from "../../src/backends.js";
 import {
   ApprovedRefundTool,
@@ -112,6 +113,44 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
       .catch((e: unknown) => e);
     expect(late).toBeInstanceOf(NotPausedError);
     expect(app.get(Desk).refunds).toEqual([]);
+  });
+
+  test("a store fault in one branch stops the pass, as outside a launch: no sibling's question is withdrawn, the launch does not fail, and the sweep carries the tree on", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+    mockOf,
+  }) => {
+    const withdraw = mockOf(TestRefundApprovalChannel).withdraw;
+    // The legal agent asks for a refund (again, when its turn runs again on recovery), then answers.
+    const legal = (request: ChatRequest) =>
+      request.messages.at(-1)?.role === "tool"
+        ? replyWith("legal ok")
+        : callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 });
+    mockLlm(LegalAgent).thenReturn(legal, legal, legal);
+    mockLlm(FinanceAgent).thenReturn(callTool(BookExpenseTool, { purpose: "taxi", amountCents: 100 }));
+    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"), replyWith("ops ok"));
+    // The legal branch's pause cannot be stored: the database is out of reach once.
+    const create = vi
+      .spyOn(store.pauses, "findOrCreate")
+      .mockRejectedValueOnce(new StoreUnavailableError("the database went away"));
+    const error = await app
+      .execute(ReviewStart, { text: "case 12" }, { ...run, threadId: "t-fault" })
+      .catch((e: unknown) => e);
+    create.mockRestore();
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(withdraw).not.toHaveBeenCalled();
+    const stored = await store.executions.listByStatus([ExecutionStatus.Failed], 10);
+    expect(stored).toEqual([]);
+    await clock.advance(2_000);
+    await app.sweepOnce(24 * 3_600_000);
+    const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-fault" });
+    expect(pauses.map((p) => [p.agent, p.status]).sort()).toEqual([
+      ["finance-agent", PauseStatus.Pending],
+      ["legal-agent", PauseStatus.Pending],
+    ]);
+    expect(withdraw).not.toHaveBeenCalled();
   });
 
   test("[FW-02] the join gets the very error the branch threw: onJoinError matches by class and cause chain", async ({
