@@ -279,8 +279,8 @@ async function callChannel(
 }
 
 /**
- * Closes every Pending pause of a tree with `resolution` (each one atomic), writes their audit entries,
- * and tells the channels of those this call closed. Returns the pauses it closed.
+ * Closes every Pending pause of a tree with `resolution`, each in one commit with its audit entry, and
+ * tells the channels of those this call closed. Returns the pauses it closed.
  * @internal
  */
 export async function closePending(
@@ -303,19 +303,24 @@ export async function closePending(
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
   const closed: PauseRecord[] = [];
   for (const pause of waiting.filter(filter)) {
-    const done = await store.pauses.cancelByTenantIdAndPauseId(
-      tenantId,
-      pause.pauseId,
-      {
-        resolution,
-        at: clock.now(),
-        ...(answerOf?.(pause) === undefined ? {} : { answer: answerOf(pause) }),
-      },
-      fence,
-    );
+    // The close and its audit entry commit together: a fault between them would leave the pause
+    // cancelled with no entry, and no later call lists it as pending to write one.
+    const done = await store.atomically(async () => {
+      const cancelled = await store.pauses.cancelByTenantIdAndPauseId(
+        tenantId,
+        pause.pauseId,
+        {
+          resolution,
+          at: clock.now(),
+          ...(answerOf?.(pause) === undefined ? {} : { answer: answerOf(pause) }),
+        },
+        fence,
+      );
+      if (cancelled !== undefined) await writeAudit(services, cancelled);
+      return cancelled;
+    });
     if (done === undefined) continue;
     closed.push(done);
-    await writeAudit(services, done);
     await tellWithdrawn(services, done, resolution);
   }
   return closed;

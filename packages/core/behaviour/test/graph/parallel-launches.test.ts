@@ -12,7 +12,12 @@ import {
   StoreUnavailableError,
 } from "@agboss/core";
 import { expect, vi } from "vitest";
-import { onEachBackendAndPostgres } from "../../src/backends.js";
+import {
+  onEachBackend,
+  onEachBackendAndPostgres,
+  postgresBackend,
+  sqliteBackend,
+} from "../../src/backends.js";
 import {
   ApprovedRefundTool,
   BookExpenseTool,
@@ -253,3 +258,43 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     expect(done.record?.pauses[0]?.step).toMatchObject({ itemIndex: 1, copy: 1 });
   });
 });
+
+// The SQL stores only: the memory store keeps a unit's writes made before a throw.
+onEachBackend(
+  ReviewApplication,
+  (test) => {
+    test("a withdrawal and its audit entry are one commit: when the entry cannot be written the question stays pending, and the sweep withdraws it with its entry and tells its channel", async ({
+      app,
+      mockLlm,
+      store,
+      clock,
+      mockOf,
+    }) => {
+      const withdraw = mockOf(TestRefundApprovalChannel).withdraw;
+      mockLlm(LegalAgent).thenReturn(callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 }));
+      const offline = () => Promise.reject(new Error("ledger offline"));
+      mockLlm(FinanceAgent).thenReturn(offline, offline);
+      mockLlm(OpsAgent).thenReturn(replyWith("ops ok"), replyWith("ops ok"));
+      // Every try of the withdrawal's audit entry fails (a unit meeting a fault runs again).
+      const audit = vi
+        .spyOn(store.executions, "savePauseAnswer")
+        .mockRejectedValue(new StoreUnavailableError("the database went away"));
+      const error = await app
+        .execute(ReviewStart, { text: "case 13" }, { ...run, threadId: "t-withdraw-fault" })
+        .catch((e: unknown) => e);
+      audit.mockRestore();
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      const [waiting] = await store.pauses.list({ tenantId: "acme", threadId: "t-withdraw-fault" });
+      expect(waiting?.status).toBe(PauseStatus.Pending);
+      expect(withdraw).not.toHaveBeenCalled();
+      await clock.advance(2_000);
+      await app.sweepOnce(24 * 3_600_000);
+      const record = await app.record(waiting?.rootExecutionId as string, { tenantId: "acme" });
+      expect(record?.status).toBe(ExecutionStatus.Failed);
+      expect(record?.pauses.map((p) => p.resolution)).toEqual([PauseResolution.Withdrawn]);
+      expect(withdraw).toHaveBeenCalledTimes(1);
+    });
+  },
+  {},
+  [sqliteBackend, postgresBackend],
+);
