@@ -279,7 +279,9 @@ export class App {
         return { lease, tree, newThread: thread.record === undefined, finished: thread.finished };
       })
       .catch(async (error: unknown) => {
-        if (acquired !== undefined) await store.leases.release(acquired).catch(() => undefined);
+        // Only this grant, if it is on record: on a database the unit rolled it back, and another
+        // holder may hold the same epoch by now, whose lease a release by epoch would end.
+        if (acquired !== undefined) await this.#leases.releaseIfHeld(acquired).catch(() => undefined);
         throw error;
       });
     const { executionId } = tree.frame;

@@ -9,8 +9,18 @@ import {
 import { LEASE_TTL_MS } from "@agboss/core/internal";
 import { testWith } from "@agboss/testing";
 import { expect, vi } from "vitest";
-import { onEachBackend, onEachBackendAndPostgres } from "../../src/backends.js";
-import { ApprovedRefundTool, Desk, OfficeApplication } from "../../src/fixtures/approval-app.js";
+import {
+  onEachBackend,
+  onEachBackendAndPostgres,
+  postgresBackend,
+  sqliteBackend,
+} from "../../src/backends.js";
+import {
+  ApprovedRefundTool,
+  Desk,
+  OfficeApplication,
+  OfficeWorkflowStart,
+} from "../../src/fixtures/approval-app.js";
 import {
   RefundAgent,
   RefundApplication,
@@ -160,3 +170,48 @@ onEachBackendAndPostgres(OfficeApplication, (test) => {
     expect(tool.aborted.some((reason) => reason instanceof LeaseLostError)).toBe(false);
   });
 });
+
+// The SQL stores only: there a start refused under its lease rolls the grant back, and another holder
+// may then be granted the same epoch; the memory store keeps the refused start's grant until it is let go.
+onEachBackend(
+  OfficeApplication,
+  (test) => {
+    test("a start refused under its lease lets go only of its own grant: another instance granted the same epoch after the rollback keeps its lease", async ({
+      app,
+      mockLlm,
+      store,
+      clock,
+    }) => {
+      const { threadKey } = await pauseRefund(app, mockLlm, "t-refused-start");
+      const atomically = store.atomically.bind(store);
+      let other: Awaited<ReturnType<typeof store.leases.acquire>>;
+      // Between the refused start's rollback and its cleanup, another instance takes the free lease.
+      const unit = vi.spyOn(store, "atomically").mockImplementationOnce((work) =>
+        atomically(work).catch(async (error: unknown) => {
+          other = await store.leases.acquire({
+            key: threadKey,
+            holder: "other-instance",
+            now: clock.now(),
+            ttlMs: LEASE_TTL_MS,
+          });
+          throw error;
+        }),
+      );
+      const refused = await app
+        .execute(
+          OfficeWorkflowStart,
+          { text: "one more" },
+          { threadId: "t-refused-start", ownerId: "alice", tenant: acme },
+        )
+        .catch((error: unknown) => error);
+      unit.mockRestore();
+      expect(refused).toBeInstanceOf(ThreadBusyError);
+      expect(other?.holder).toBe("other-instance");
+      const held = await store.leases.find(threadKey);
+      expect(held).toMatchObject({ holder: "other-instance", epoch: other?.epoch });
+      expect(held?.expiresAt).toBeGreaterThan(clock.now());
+    });
+  },
+  {},
+  [sqliteBackend, postgresBackend],
+);
