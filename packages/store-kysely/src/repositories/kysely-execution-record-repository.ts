@@ -1,3 +1,4 @@
+import { LeaseLostError } from "@agboss/core";
 import type {
   ExecutionRecordRepository,
   Fence,
@@ -109,7 +110,14 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
         query = this.#buildFencedSave(releases);
         this.#fencedSaves.set(releases, query);
       }
-      await runFenced(this.#store, query, { ...values, ...fenceArgs(fence) }, fence);
+      try {
+        await runFenced(this.#store, query, { ...values, ...fenceArgs(fence) }, fence);
+      } catch (error) {
+        // Run again after a fault that left its outcome unknown (a reply lost on the way back), the save
+        // may find the fence lost because its first run landed: it let the lease go, and another holder
+        // took it. The row says whether it did.
+        if (!(error instanceof LeaseLostError) || !(await this.#stored(values))) throw error;
+      }
       return;
     }
     await inWriteTransaction(
@@ -130,6 +138,20 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
       // Both are idempotent, and a record saved with its lease left to lapse is a state a holder may
       // leave behind (as one that dies right after the save does).
       { idempotent: true },
+    );
+  }
+
+  /** Whether the row holds exactly `values` (status, time and record as this save wrote them). */
+  async #stored(values: Insertable<ExecutionTable>): Promise<boolean> {
+    const row = await this.#find.first(this.#store.db, {
+      tenantId: values.tenant_id,
+      executionId: values.execution_id,
+    });
+    return (
+      row !== undefined &&
+      row.status === values.status &&
+      toMillis(row.updated_at) === values.updated_at &&
+      row.record === values.record
     );
   }
 
