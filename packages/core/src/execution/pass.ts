@@ -173,6 +173,9 @@ export class TreeMover {
       return output;
     } catch (error) {
       const thrown = await this.#stopped(pass, error);
+      // Whatever of the pass still runs stops too: a task of the graph that threw leaves its siblings'
+      // functions running (LangGraph only stops waiting for them), with their tools and model calls.
+      if (!controller.signal.aborted) controller.abort(thrown);
       span?.end(thrown);
       throw thrown;
     } finally {
@@ -183,8 +186,11 @@ export class TreeMover {
       // A pass that ended before its first read (a tree another pass had ended) leaves it to nobody.
       if (unread !== undefined) forgetReadAhead(this.#services.store.checkpointer, unread);
       // An app closing mid-pass lets the lease lapse instead: a tool it cut off may still be running,
-      // and another instance must not start it again before the lease says this one is gone.
-      if (!(controller.signal.reason instanceof AppClosedError)) {
+      // and another instance must not start it again before the lease says this one is gone. So does a
+      // pass the store failed: a task that threw it may have left siblings running (their signal is
+      // aborted, but a tool may not heed it), and the release would most likely fail anyway.
+      const reason = controller.signal.reason;
+      if (!(reason instanceof AppClosedError) && !isInfrastructureFault(reason)) {
         await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
       }
     }

@@ -2,6 +2,7 @@ import {
   AgentFailedError,
   type ChatRequest,
   callTool,
+  ExecutionContext,
   ExecutionStatus,
   JoinDeadlineError,
   NotPausedError,
@@ -11,6 +12,7 @@ import {
   StepFailedError,
   StoreUnavailableError,
 } from "@agboss/core";
+import { LEASE_TTL_MS } from "@agboss/core/internal";
 import { expect, vi } from "vitest";
 import {
   onEachBackend,
@@ -120,7 +122,7 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     expect(app.get(Desk).refunds).toEqual([]);
   });
 
-  test("a store fault in one branch stops the pass, as outside a launch: no sibling's question is withdrawn, the launch does not fail, and the sweep carries the tree on", async ({
+  test("a store fault in one branch stops the pass, as outside a launch: its siblings' signal aborts, no question is withdrawn, the launch does not fail, and the sweep carries the tree on once the lease lapsed", async ({
     app,
     mockLlm,
     store,
@@ -128,33 +130,51 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     mockOf,
   }) => {
     const withdraw = mockOf(TestRefundApprovalChannel).withdraw;
+    const context = app.get(ExecutionContext);
     // The legal agent asks for a refund (again, when its turn runs again on recovery), then answers.
     const legal = (request: ChatRequest) =>
       request.messages.at(-1)?.role === "tool"
         ? replyWith("legal ok")
         : callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 });
     mockLlm(LegalAgent).thenReturn(legal, legal, legal);
-    mockLlm(FinanceAgent).thenReturn(callTool(BookExpenseTool, { purpose: "taxi", amountCents: 100 }));
+    // The finance agent's first model call is still running when the legal branch meets the fault.
+    let financeSignal: AbortSignal | undefined;
+    mockLlm(FinanceAgent).thenReturn(
+      async () => {
+        financeSignal = context.signal;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return callTool(BookExpenseTool, { purpose: "taxi", amountCents: 100 });
+      },
+      callTool(BookExpenseTool, { purpose: "taxi", amountCents: 100 }),
+    );
     mockLlm(OpsAgent).thenReturn(replyWith("ops ok"), replyWith("ops ok"));
     // The legal branch's pause cannot be stored: the database is out of reach once.
-    const create = vi
-      .spyOn(store.pauses, "findOrCreate")
-      .mockRejectedValueOnce(new StoreUnavailableError("the database went away"));
+    const create = vi.spyOn(store.pauses, "findOrCreate").mockImplementationOnce(async () => {
+      // Once the finance branch is in its model call.
+      while (financeSignal === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+      throw new StoreUnavailableError("the database went away");
+    });
     const error = await app
       .execute(ReviewStart, { text: "case 12" }, { ...run, threadId: "t-fault" })
       .catch((e: unknown) => e);
     create.mockRestore();
     expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(financeSignal?.aborted).toBe(true);
+    // The lease is left to lapse (a sibling's tool may not heed its signal), not let go.
+    expect((await store.leases.find("acme/t-fault"))?.expiresAt).toBeGreaterThan(clock.now());
     expect(withdraw).not.toHaveBeenCalled();
-    const stored = await store.executions.listByStatus([ExecutionStatus.Failed], 10);
-    expect(stored).toEqual([]);
-    await clock.advance(2_000);
+    expect(await store.executions.listByStatus([ExecutionStatus.Failed], 10)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    // The app's own sweep may be the one that carries it on (the jump fires its timer): either will do.
+    await clock.advance(LEASE_TTL_MS + 1);
     await app.sweepOnce(24 * 3_600_000);
-    const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-fault" });
-    expect(pauses.map((p) => [p.agent, p.status]).sort()).toEqual([
-      ["finance-agent", PauseStatus.Pending],
-      ["legal-agent", PauseStatus.Pending],
-    ]);
+    await vi.waitFor(async () => {
+      const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-fault" });
+      expect(pauses.map((p) => [p.agent, p.status]).sort()).toEqual([
+        ["finance-agent", PauseStatus.Pending],
+        ["legal-agent", PauseStatus.Pending],
+      ]);
+    });
     expect(withdraw).not.toHaveBeenCalled();
   });
 
@@ -287,11 +307,14 @@ onEachBackend(
       const [waiting] = await store.pauses.list({ tenantId: "acme", threadId: "t-withdraw-fault" });
       expect(waiting?.status).toBe(PauseStatus.Pending);
       expect(withdraw).not.toHaveBeenCalled();
-      await clock.advance(2_000);
+      // The failed pass left its lease to lapse; the app's own sweep or this one carries the tree on.
+      await clock.advance(LEASE_TTL_MS + 1);
       await app.sweepOnce(24 * 3_600_000);
-      const record = await app.record(waiting?.rootExecutionId as string, { tenantId: "acme" });
-      expect(record?.status).toBe(ExecutionStatus.Failed);
-      expect(record?.pauses.map((p) => p.resolution)).toEqual([PauseResolution.Withdrawn]);
+      await vi.waitFor(async () => {
+        const record = await app.record(waiting?.rootExecutionId as string, { tenantId: "acme" });
+        expect(record?.status).toBe(ExecutionStatus.Failed);
+        expect(record?.pauses.map((p) => p.resolution)).toEqual([PauseResolution.Withdrawn]);
+      });
       expect(withdraw).toHaveBeenCalledTimes(1);
     });
   },
