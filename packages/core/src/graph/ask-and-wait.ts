@@ -485,14 +485,20 @@ async function takeAtOnce(
       { cause: error },
     );
   }
-  const taken = await services.store.pauses.take(
-    tenantId,
-    pause.pauseId,
-    { at: services.clock.now(), answer: value, resolution: PauseResolution.Decided },
-    request.fence,
-  );
+  // The take and its audit entry commit together: a step run again finds the pause taken and would not
+  // write the entry.
+  const { store, clock } = services;
+  const taken = await store.atomically(async () => {
+    const done = await store.pauses.take(
+      tenantId,
+      pause.pauseId,
+      { at: clock.now(), answer: value, resolution: PauseResolution.Decided },
+      request.fence,
+    );
+    if (done !== undefined) await writeAudit(services, done);
+    return done;
+  });
   if (taken === undefined) return undefined;
-  await writeAudit(services, taken);
   return withPause(outcomeOf(value, request.input, channel.name), taken);
 }
 

@@ -6,10 +6,12 @@ import {
   PauseKind,
   PauseResolution,
   PauseStatus,
+  StoreUnavailableError,
   ToolCallApprovalAskDto,
 } from "@agboss/core";
-import { expect } from "vitest";
-import { allOf, onEachBackend } from "../../src/backends.js";
+import { LEASE_TTL_MS } from "@agboss/core/internal";
+import { expect, vi } from "vitest";
+import { allOf, onEachBackend, postgresBackend, sqliteBackend } from "../../src/backends.js";
 import {
   Desk,
   OfficeAgent,
@@ -167,3 +169,38 @@ onEachBackend(OfficeApplication, (test) => {
     expect(app.get(Desk).refunds).toEqual([]);
   });
 });
+
+// The SQL stores only: the memory store keeps a unit's writes made before a throw.
+onEachBackend(
+  OfficeApplication,
+  (test) => {
+    test("a decision a channel gives at once and its audit entry are one commit: when the entry cannot be written the pause stays pending, and the step run again on recovery takes it with its entry", async ({
+      app,
+      mockLlm,
+      mockOf,
+      store,
+      clock,
+    }) => {
+      mockOf(TestRefundApprovalChannel).send.mockResolvedValue(ChannelOutcome.decided({ approved: true }));
+      // Every try of the audit entry fails (a unit meeting a fault runs again).
+      const audit = vi
+        .spyOn(store.executions, "savePauseAnswer")
+        .mockRejectedValue(new StoreUnavailableError("the database went away"));
+      const failed = await pauseRefund(app, mockLlm, "t-decided-fault").catch((e: unknown) => e);
+      audit.mockRestore();
+      expect(failed).toBeInstanceOf(StoreUnavailableError);
+      const [waiting] = await store.pauses.list({ tenantId: "acme", threadId: "t-decided-fault" });
+      expect(waiting?.status).toBe(PauseStatus.Pending);
+      await clock.advance(LEASE_TTL_MS + 1);
+      await app.sweepOnce(24 * 3_600_000);
+      await vi.waitFor(async () => {
+        const record = await app.record(waiting?.rootExecutionId as string, { tenantId: "acme" });
+        expect(record?.status).toBe(ExecutionStatus.Completed);
+        expect(record?.pauses.map((p) => p.resolution)).toEqual([PauseResolution.Decided]);
+      });
+      expect(app.get(Desk).refunds).toHaveLength(1);
+    });
+  },
+  {},
+  [sqliteBackend, postgresBackend],
+);
