@@ -128,6 +128,7 @@ export class TreeMover {
     };
     const pass: Pass = {
       tree,
+      invoked: false,
       lease,
       withRecord,
       starts: first !== CONTINUE,
@@ -173,9 +174,6 @@ export class TreeMover {
       return output;
     } catch (error) {
       const thrown = await this.#stopped(pass, error);
-      // Whatever of the pass still runs stops too: a task of the graph that threw leaves its siblings'
-      // functions running (LangGraph only stops waiting for them), with their tools and model calls.
-      if (!controller.signal.aborted) controller.abort(thrown);
       span?.end(thrown);
       throw thrown;
     } finally {
@@ -186,11 +184,12 @@ export class TreeMover {
       // A pass that ended before its first read (a tree another pass had ended) leaves it to nobody.
       if (unread !== undefined) forgetReadAhead(this.#services.store.checkpointer, unread);
       // An app closing mid-pass lets the lease lapse instead: a tool it cut off may still be running,
-      // and another instance must not start it again before the lease says this one is gone. So does a
-      // pass the store failed: a task that threw it may have left siblings running (their signal is
-      // aborted, but a tool may not heed it), and the release would most likely fail anyway.
+      // and no other call must start it again before the lease says this one is gone. So does a pass
+      // the store failed once its graph ran: a task that threw the fault may have left siblings running
+      // (their signal is aborted, but a tool may not heed it), and the release would most likely fail.
       const reason = controller.signal.reason;
-      if (!(reason instanceof AppClosedError) && !isInfrastructureFault(reason)) {
+      const lapses = reason instanceof AppClosedError || (pass.invoked && isInfrastructureFault(reason));
+      if (!lapses) {
         await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
       }
     }
@@ -289,6 +288,7 @@ export class TreeMover {
         // before it looked, and a start aborted before the graph ran would then be left for recovery.
         pass.controller.signal.throwIfAborted();
         moved = true;
+        pass.invoked = true;
         out = (await ExecutionContext.run(frame, () =>
           graph.invoke(command as never, {
             // A pass reads only the latest checkpoint of each namespace (its own and its subgraphs', which
@@ -431,6 +431,10 @@ export class TreeMover {
   async #stopped(pass: Pass, error: unknown): Promise<unknown> {
     const { signal } = pass.controller;
     const stopped = signal.aborted ? signal.reason : undefined;
+    // Whatever of the pass still runs stops now, before anything is recorded: a task of the graph that
+    // threw leaves its siblings' functions running (LangGraph only stops waiting for them), with their
+    // tools and model calls.
+    if (stopped === undefined) pass.controller.abort(error);
     if (isLeaseLost(stopped)) return this.#lost(pass, stopped);
     if (isLeaseLost(error)) return this.#lost(pass, error);
     // Another pass ended the tree and fired its event: this one reports that, and ends nothing.
@@ -664,6 +668,8 @@ interface Advanced {
 /** What one pass holds while it moves a tree. */
 interface Pass {
   readonly tree: Tree;
+  /** Set once the graph is invoked: from then on a task of it may still run after the pass stopped. */
+  invoked: boolean;
   readonly lease: Lease;
   readonly withRecord: boolean;
   /** Whether the pass starts the execution (not a `CONTINUE`). */

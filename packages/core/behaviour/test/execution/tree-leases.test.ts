@@ -3,6 +3,7 @@ import {
   ExecutionStatus,
   LeaseLostError,
   replyWith,
+  StoreUnavailableError,
   ThreadBusyError,
   ToolTimeoutError,
 } from "@agboss/core";
@@ -15,6 +16,7 @@ import {
   postgresBackend,
   sqliteBackend,
 } from "../../src/backends.js";
+import { diedAfterTaking } from "../../src/dead-holder.js";
 import {
   ApprovedRefundTool,
   Desk,
@@ -214,4 +216,33 @@ onEachBackend(
   },
   {},
   [sqliteBackend, postgresBackend],
+);
+
+// On Postgres the sweep reads the tree's state through the checkpointer before it runs anything.
+onEachBackend(
+  OfficeApplication,
+  (test) => {
+    test("a pass the store fails before its graph ran lets its lease go at once, as nothing of it can still run", async ({
+      app,
+      mockLlm,
+      store,
+      clock,
+    }) => {
+      const { pauseId, threadKey } = await pauseRefund(app, mockLlm, "t-fault-before-run");
+      // A holder took the answer and died: the sweep carries the tree on, reading its state first.
+      await diedAfterTaking(store, clock.now(), pauseId, threadKey);
+      await clock.advance(LEASE_TTL_MS + 1);
+      const read = vi
+        .spyOn(store.checkpointer, "getTuple")
+        .mockImplementation(() => Promise.reject(new StoreUnavailableError("the database went away")));
+      await app.sweepOnce(24 * 3_600_000);
+      expect(read).toHaveBeenCalled();
+      read.mockRestore();
+      const lease = await store.leases.find(threadKey);
+      expect(lease?.holder).not.toBe("dead");
+      expect(lease === undefined || lease.expiresAt <= clock.now()).toBe(true);
+    });
+  },
+  {},
+  [postgresBackend],
 );
