@@ -6,6 +6,8 @@ import type { ChannelAskValue } from "../channels/channel-ask.js";
 import { componentOf } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { type DtoClass, dtoJsonSchema } from "../dto/dto.js";
+import { StoreUnavailableError } from "../errors/app-errors.js";
+import { AppClosedError } from "../errors/runtime-errors.js";
 import type { ReplyInterpreterHandler } from "../interpreters/component-types.js";
 import { ReplyInterpretation } from "../interpreters/reply-interpretation.js";
 import { DecidedBy, type ReplyInterpreterOptions } from "../interpreters/reply-interpreter.js";
@@ -34,7 +36,13 @@ export interface Interpreted {
 
 /** Errors that are not about the reply: they leave the pause untouched and reach the caller as they are. */
 function passesThrough(error: unknown): boolean {
-  return error instanceof BudgetExceededError || error instanceof PiiRefusedError;
+  return (
+    error instanceof BudgetExceededError ||
+    error instanceof PiiRefusedError ||
+    // Nothing about the reply: the caller is to try again (an HTTP surface answers 503).
+    error instanceof StoreUnavailableError ||
+    error instanceof AppClosedError
+  );
 }
 
 function reasonOf(error: unknown): string {
@@ -156,7 +164,10 @@ function modelCallOf(reading: Reading) {
   };
 }
 
-/** A model call's failure: a budget or PII refusal reaches the caller as it is; any other makes the reply unreadable. */
+/**
+ * A model call's failure: a budget or PII refusal, the store out of reach or the app closing reach the
+ * caller as they are; any other makes the reply unreadable.
+ */
 function modelFailure(reading: Reading, error: unknown): unknown {
   if (passesThrough(error)) return error;
   return unreadable(reading, `the interpreter's model failed: ${reasonOf(error)}`, error);

@@ -24,6 +24,7 @@ import {
   PauseStatus,
   ReplyInterpreter,
   replyWith,
+  StoreUnavailableError,
   start,
   Tool,
   ToolCallApprovalDecisionDto,
@@ -35,7 +36,7 @@ import {
   WorkflowStartTextDto,
 } from "@agboss/core";
 import type { ModelScript } from "@agboss/testing";
-import { describe, expect, test as plainTest } from "vitest";
+import { describe, expect, test as plainTest, vi } from "vitest";
 import { frozen, memoryBackend, onEachBackend } from "../../src/backends.js";
 import { Desk, DoneDto, ExpenseDto } from "../../src/fixtures/approval-app.js";
 import {
@@ -227,6 +228,35 @@ onEachBackend(
         PauseStatus.Pending,
       );
       expect(result.status).toBe(ExecutionStatus.Paused);
+    });
+
+    test("a store fault while the interpreter's call is checked reaches the caller as StoreUnavailableError, to retry, not as an unreadable reply; the pause keeps waiting and the retry is read", async ({
+      app,
+      openApp,
+      mockLlm,
+      store,
+      clock,
+    }) => {
+      const { pauseId, result } = await askExpense(app, mockLlm, "t-reply-fault", {
+        budget: { modelCalls: 5 },
+      });
+      mockLlm(ExpenseReplyInterpreter).thenReturn(replyWith(ToolCallApprovalDecisionDto, { approved: true }));
+      // Another instance, which has not seen the execution: it reads the execution's budget from the store.
+      const other = await openApp();
+      const read = vi
+        .spyOn(store.executions, "findByTenantIdAndExecutionId")
+        .mockRejectedValueOnce(new StoreUnavailableError("the database went away"));
+      const failed = await other.resume({ pauseId, reply: "sure" }, owner).catch((e: unknown) => e);
+      read.mockRestore();
+      expect(failed).toBeInstanceOf(StoreUnavailableError);
+      expect((await store.pauses.findByTenantIdAndPauseId("acme", pauseId))?.status).toBe(
+        PauseStatus.Pending,
+      );
+      // The application's two model calls a day are spent by now: the retry comes the next day.
+      await clock.advance(days(1));
+      const done = await other.resume({ pauseId, reply: "sure" }, owner);
+      expect(done.status).toBe(ExecutionStatus.Completed);
+      expect(done.executionId).toBe(result.executionId);
     });
   },
   {},
