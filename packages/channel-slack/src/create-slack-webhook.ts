@@ -356,7 +356,7 @@ class SlackWebhookHandler implements SlackWebhook {
     }
     if (error instanceof NotPausedError) {
       if (pending.retried) return;
-      await tell(alreadyClosedText(error));
+      await tell(alreadyClosedText(error, pending.source.userId));
       // The message still offers buttons (an update was lost, or two answers crossed): bring it up to date.
       if (tenantId !== undefined && offersButtons(message.blocks))
         await this.#close(pending, await this.#outcomeOf(tenantId, pending.pause.pauseId));
@@ -447,10 +447,14 @@ async function within(work: Promise<void>, ms: number): Promise<void> {
   }
 }
 
-function alreadyClosedText(error: NotPausedError): string {
+function alreadyClosedText(error: NotPausedError, userId: string): string {
   const when = error.resolvedAt === undefined ? "" : ` ${slackDate(error.resolvedAt)}`;
   if (error.status === PauseStatus.Cancelled) {
     return `This question was withdrawn${when}: no answer is needed any more.`;
+  }
+  // The same person again: a second click, or a retry after an answer whose recording looked lost.
+  if (error.responder === userId) {
+    return `You already answered this question${when}: that answer is recorded and stands.`;
   }
   if (error.responder !== undefined) {
     return `This question was already answered by ${mentionOf(error.responder)}${when}. Your answer was not recorded.`;

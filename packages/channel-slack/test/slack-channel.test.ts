@@ -215,6 +215,26 @@ describe("an approval in Slack, answered on another instance", () => {
     expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
   });
 
+  test("the person who answered, clicking again, is told their first answer is recorded and stands", async () => {
+    await startDeploy();
+    const message = structuredClone(question());
+    await deliver(h.url, click(message, SlackActionId.Approve, "UALICE01"), signed);
+    await h.webhook.idle();
+    await deliver(h.url, click(message, SlackActionId.Reject, "UALICE01"), signed);
+    await h.webhook.idle();
+
+    expect(h.answering.get(ReleaseLedger).deploys).toHaveLength(1);
+    expect(h.slack.ephemerals.map((e) => [e.user, e.text])).toEqual([
+      [
+        "UALICE01",
+        expect.stringMatching(
+          /^You already answered this question <!date\^\d+\^.*>: that answer is recorded and stands\.$/,
+        ),
+      ],
+    ]);
+    expect(statusOf(question())).toMatch(/^:white_check_mark: Approved by <@UALICE01> /);
+  });
+
   test("app.cancel withdraws the question: the message loses its buttons and says why", async () => {
     await startDeploy();
     const before = structuredClone(question());
