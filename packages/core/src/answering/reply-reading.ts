@@ -6,7 +6,7 @@ import type { ChannelAskValue } from "../channels/channel-ask.js";
 import { componentOf } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { type DtoClass, dtoJsonSchema } from "../dto/dto.js";
-import { StoreUnavailableError } from "../errors/app-errors.js";
+import { isStoreFault } from "../errors/app-errors.js";
 import { AppClosedError } from "../errors/runtime-errors.js";
 import type { ReplyInterpreterHandler } from "../interpreters/component-types.js";
 import { ReplyInterpretation } from "../interpreters/reply-interpretation.js";
@@ -40,7 +40,7 @@ function passesThrough(error: unknown): boolean {
     error instanceof BudgetExceededError ||
     error instanceof PiiRefusedError ||
     // Nothing about the reply: the caller is to try again (an HTTP surface answers 503).
-    error instanceof StoreUnavailableError ||
+    isStoreFault(error) ||
     error instanceof AppClosedError
   );
 }

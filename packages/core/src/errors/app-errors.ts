@@ -1,4 +1,4 @@
-import { AgbossError } from "./agboss-error.js";
+import { AgbossError, hasCause } from "./agboss-error.js";
 import { ErrorCode } from "./error-codes.js";
 
 /** `app.execute` was given a class that starts none of the application's flows. */
@@ -19,6 +19,11 @@ export class StoreUnavailableError extends AgbossError {
   constructor(message: string, options: { cause?: unknown } = {}) {
     super(ErrorCode.StoreUnavailable, message, options);
   }
+}
+
+/** Whether an error is (or was caused by) the store out of reach: a fault of the infrastructure, not of the work. */
+export function isStoreFault(error: unknown): boolean {
+  return hasCause(error, StoreUnavailableError);
 }
 
 /** A reply interpreter's `promptUrls` could not be read when the application started. */

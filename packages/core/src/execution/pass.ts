@@ -3,8 +3,7 @@ import { closePending, pendingOf } from "../answering/pause-book.js";
 import type { AssembledFlow } from "../assembly/assembled-application.js";
 import type { AnyClass } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
-import { hasCause } from "../errors/agboss-error.js";
-import { StoreUnavailableError } from "../errors/app-errors.js";
+import { isStoreFault } from "../errors/app-errors.js";
 import { AppClosedError, ExecutionCancelledError } from "../errors/runtime-errors.js";
 import type { CompiledFlow } from "../graph/compile-flow.js";
 import { flowHoldsLaunch } from "../graph/decided-launches.js";
@@ -30,7 +29,7 @@ import {
   NO_CHECKPOINT_CONFIG_KEY,
   type ReadAhead,
 } from "../store/checkpoint-history.js";
-import { FENCE_CONFIG_KEY, LeaseLostError } from "../store/fence.js";
+import { FENCE_CONFIG_KEY, isLeaseLost } from "../store/fence.js";
 import type { Lease } from "../store/lease-repository.js";
 import { withAuditTrail } from "./child-records.js";
 import type { ExecutionEventEmitter } from "./event-emitter.js";
@@ -188,7 +187,7 @@ export class TreeMover {
       // the store failed once its graph ran: a task that threw the fault may have left siblings running
       // (their signal is aborted, but a tool may not heed it), and the release would most likely fail.
       const reason = controller.signal.reason;
-      const lapses = reason instanceof AppClosedError || (pass.invoked && isInfrastructureFault(reason));
+      const lapses = reason instanceof AppClosedError || (pass.invoked && isStoreFault(reason));
       if (!lapses) {
         await pass.release().catch((error: unknown) => this.#releaseFailed(pass, error));
       }
@@ -439,7 +438,7 @@ export class TreeMover {
     if (isLeaseLost(error)) return this.#lost(pass, error);
     // Another pass ended the tree and fired its event: this one reports that, and ends nothing.
     if (error instanceof ExecutionEndedError) return error;
-    if (isInfrastructureFault(error) || stopped instanceof AppClosedError) {
+    if (isStoreFault(error) || stopped instanceof AppClosedError) {
       this.#leftForRecovery(pass.frame, stopped ?? error);
       return stopped ?? error;
     }
@@ -717,14 +716,4 @@ let keptReads = 0;
 /** The LangGraph config that reads a tree's state. */
 function configOf(pass: Pass) {
   return { configurable: { thread_id: pass.lease.key } };
-}
-
-/** Whether an error is (or was caused by) a lost lease. */
-export function isLeaseLost(error: unknown): error is LeaseLostError {
-  return error instanceof LeaseLostError || hasCause(error, LeaseLostError);
-}
-
-/** Whether an error is an infrastructure fault (the store unreachable), not a failure of the work. */
-function isInfrastructureFault(error: unknown): boolean {
-  return error instanceof StoreUnavailableError || hasCause(error, StoreUnavailableError);
 }

@@ -2,8 +2,7 @@ import { END, Send, START, StateGraph } from "@langchain/langgraph";
 import type { AssembledAgent, AssembledTool } from "../assembly/assembled-application.js";
 import type { StepContext } from "../container/execution-context.js";
 import { maskWith } from "../dto/sensitive.js";
-import { hasCause } from "../errors/agboss-error.js";
-import { StoreUnavailableError } from "../errors/app-errors.js";
+import { isStoreFault } from "../errors/app-errors.js";
 import type { ChatToolCall } from "../models/chat-model.js";
 import { ANSWER_TOOL_NAME } from "../models/chat-model.js";
 import type { ToolResult } from "../pauses/pause-record.js";
@@ -200,7 +199,7 @@ async function keepTrying<T>(write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError || hasCause(error, StoreUnavailableError))) throw error;
+      if (!isStoreFault(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }

@@ -3,14 +3,14 @@ import type { AssembledAgent, AssembledFlow, AssembledStep } from "../assembly/a
 import { type AnyClass, componentOf } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
 import { findCause, hasCause } from "../errors/agboss-error.js";
-import { StoreUnavailableError } from "../errors/app-errors.js";
+import { isStoreFault } from "../errors/app-errors.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import { RecentMap } from "../services/recent-map.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
-import { LeaseLostError } from "../store/fence.js";
+import { isLeaseLost } from "../store/fence.js";
 import type { Clock } from "../time/clock.js";
 import { toMilliseconds } from "../time/duration.js";
 import type { CompiledAgentGraph } from "./agent-nodes.js";
@@ -229,13 +229,7 @@ export function branchNode(
  * branch's result, they would fail the launch for good and withdraw its siblings' questions.
  */
 function stopsThePass(error: unknown, signal: AbortSignal): boolean {
-  return (
-    signal.aborted ||
-    error instanceof StoreUnavailableError ||
-    hasCause(error, StoreUnavailableError) ||
-    error instanceof LeaseLostError ||
-    hasCause(error, LeaseLostError)
-  );
+  return signal.aborted || isStoreFault(error) || isLeaseLost(error);
 }
 
 /**

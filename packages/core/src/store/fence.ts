@@ -1,4 +1,4 @@
-import { AgbossError } from "../errors/agboss-error.js";
+import { AgbossError, hasCause } from "../errors/agboss-error.js";
 import { ErrorCode } from "../errors/error-codes.js";
 
 /**
@@ -37,4 +37,9 @@ export class LeaseLostError extends AgbossError {
     );
     this.fence = fence;
   }
+}
+
+/** Whether an error is (or was caused by) a lost lease. */
+export function isLeaseLost(error: unknown): boolean {
+  return hasCause(error, LeaseLostError);
 }
