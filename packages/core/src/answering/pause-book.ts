@@ -167,6 +167,22 @@ export async function writeAudit(services: RuntimeServices, pause: PauseRecord):
   });
 }
 
+/**
+ * Closes a pause with `close` (its change out of Pending: resolved, taken or cancelled) and writes its
+ * audit entry in the same unit of work: a fault between the two would leave it closed with no entry,
+ * and nothing that runs later finds it pending to write one. Returns what `close` returned. @internal
+ */
+export function closeWithAudit(
+  services: RuntimeServices,
+  close: () => Promise<PauseRecord | undefined>,
+): Promise<PauseRecord | undefined> {
+  return services.store.atomically(async () => {
+    const closed = await close();
+    if (closed !== undefined) await writeAudit(services, closed);
+    return closed;
+  });
+}
+
 /** The frame a pause's own code (send, withdraw, an interpreter) runs in. @internal */
 export function frameOfPause(pause: PauseRecord, signal: AbortSignal): ExecutionFrame {
   const step = pause.step;
@@ -303,10 +319,8 @@ export async function closePending(
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
   const closed: PauseRecord[] = [];
   for (const pause of waiting.filter(filter)) {
-    // The close and its audit entry commit together: a fault between them would leave the pause
-    // cancelled with no entry, and no later call lists it as pending to write one.
-    const done = await store.atomically(async () => {
-      const cancelled = await store.pauses.cancelByTenantIdAndPauseId(
+    const done = await closeWithAudit(services, () =>
+      store.pauses.cancelByTenantIdAndPauseId(
         tenantId,
         pause.pauseId,
         {
@@ -315,10 +329,8 @@ export async function closePending(
           ...(answerOf?.(pause) === undefined ? {} : { answer: answerOf(pause) }),
         },
         fence,
-      );
-      if (cancelled !== undefined) await writeAudit(services, cancelled);
-      return cancelled;
-    });
+      ),
+    );
     if (done === undefined) continue;
     closed.push(done);
     await tellWithdrawn(services, done, resolution);

@@ -2,7 +2,7 @@ import type { AssembledDeadlines } from "../assembly/assembled-application.js";
 import type { PauseAnswer, PauseDeadline, PauseRecord } from "../pauses/pause-record.js";
 import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
-import { tellReminder, tellWithdrawn, toolOfPause, writeAudit } from "./pause-book.js";
+import { closeWithAudit, tellReminder, tellWithdrawn, toolOfPause } from "./pause-book.js";
 
 // A pause's reminders and escalation are counted from when it was asked, its expiry from when the role
 // that declares it was asked (an escalation carries it over): reminders every `remindEvery`, then one last
@@ -113,10 +113,8 @@ export async function actOnDeadline(
   }
   const escalate = last.kind === "escalate" ? deadlines.escalate : undefined;
   const expire = last.kind === "expire" ? deadlines.expire : undefined;
-  // The resolution and its audit entry commit together, as an answer's do: a fault between them would
-  // leave the pause escalated or expired with no entry, which no later sweep writes.
-  const resolved = await store.atomically(async () => {
-    const done = await store.pauses.resolve(
+  const resolved = await closeWithAudit(services, () =>
+    store.pauses.resolve(
       pause.tenantId,
       pause.pauseId,
       escalate !== undefined
@@ -124,10 +122,8 @@ export async function actOnDeadline(
         : expiryAnswer((expire as NonNullable<typeof expire>).outcome),
       now,
       { resolution: escalate !== undefined ? PauseResolution.Escalated : PauseResolution.Expired },
-    );
-    if (done !== undefined) await writeAudit(services, done);
-    return done;
-  });
+    ),
+  );
   if (resolved === undefined) return undefined;
   await tellWithdrawn(services, resolved, resolved.resolution as "escalated" | "expired");
   return resolved;

@@ -1,6 +1,6 @@
 import { interrupt } from "@langchain/langgraph";
 import { type PauseAnswerValue, validatePauseAnswer } from "../answering/answer-validation.js";
-import { kindOfChannel, newPauseId, tellWithdrawn, writeAudit } from "../answering/pause-book.js";
+import { closeWithAudit, kindOfChannel, newPauseId, tellWithdrawn } from "../answering/pause-book.js";
 import { firstDeadline } from "../answering/pause-deadlines.js";
 import type {
   AssembledAgent,
@@ -485,19 +485,14 @@ async function takeAtOnce(
       { cause: error },
     );
   }
-  // The take and its audit entry commit together: a step run again finds the pause taken and would not
-  // write the entry.
-  const { store, clock } = services;
-  const taken = await store.atomically(async () => {
-    const done = await store.pauses.take(
+  const taken = await closeWithAudit(services, () =>
+    services.store.pauses.take(
       tenantId,
       pause.pauseId,
-      { at: clock.now(), answer: value, resolution: PauseResolution.Decided },
+      { at: services.clock.now(), answer: value, resolution: PauseResolution.Decided },
       request.fence,
-    );
-    if (done !== undefined) await writeAudit(services, done);
-    return done;
-  });
+    ),
+  );
   if (taken === undefined) return undefined;
   return withPause(outcomeOf(value, request.input, channel.name), taken);
 }
