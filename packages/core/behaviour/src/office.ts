@@ -92,6 +92,23 @@ export async function pauseExpense(
   return { result, pauseId: result.pending[0]?.pauseId as string, threadKey: `acme/${threadId}` };
 }
 
+/** A gate a held tool waits at: `entered` settles once a run has begun, `open()` lets every run through. */
+function toolGate() {
+  let enter = () => {};
+  const entered = new Promise<void>((resolve) => {
+    enter = resolve;
+  });
+  let opened = false;
+  return {
+    entered,
+    enter: () => enter(),
+    isOpen: () => opened,
+    open: () => {
+      opened = true;
+    },
+  };
+}
+
 /**
  * Holds every run of the refund tool inside the tool until `open()` is called: `entered` settles once a
  * run has begun. For a test that acts while an approved tool is running.
@@ -101,22 +118,13 @@ export function holdRefundTool(tool: {
     mockImplementation(run: (input: { orderId: string }) => Promise<{ status: string }>): unknown;
   };
 }) {
-  let entered = () => {};
-  const inTool = new Promise<void>((resolve) => {
-    entered = resolve;
-  });
-  let opened = false;
+  const gate = toolGate();
   tool.run.mockImplementation(async (input) => {
-    entered();
-    while (!opened) await new Promise((resolve) => setTimeout(resolve, 5));
+    gate.enter();
+    while (!gate.isOpen()) await new Promise((resolve) => setTimeout(resolve, 5));
     return { status: `refunded ${input.orderId}` };
   });
-  return {
-    entered: inTool,
-    open: () => {
-      opened = true;
-    },
-  };
+  return { entered: gate.entered, open: gate.open };
 }
 
 /**
@@ -136,16 +144,12 @@ export function holdCarefulTool<TInput>(
   const context = app.get(ExecutionContext);
   const runs: string[] = [];
   const aborted: unknown[] = [];
-  let entered = () => {};
-  const inTool = new Promise<void>((resolve) => {
-    entered = resolve;
-  });
-  let opened = false;
+  const gate = toolGate();
   tool.run.mockImplementation(async () => {
     const signal = context.signal;
     runs.push(`start ${context.step?.idempotencyKey}`);
-    entered();
-    while (!opened) {
+    gate.enter();
+    while (!gate.isOpen()) {
       if (signal.aborted) {
         runs.push("aborted");
         aborted.push(signal.reason);
@@ -156,12 +160,5 @@ export function holdCarefulTool<TInput>(
     runs.push(`effect ${context.step?.idempotencyKey}`);
     return { status: "done" };
   });
-  return {
-    runs,
-    aborted,
-    entered: inTool,
-    open: () => {
-      opened = true;
-    },
-  };
+  return { runs, aborted, entered: gate.entered, open: gate.open };
 }
