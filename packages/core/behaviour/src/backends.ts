@@ -47,11 +47,6 @@ export const backends: readonly Backend[] = [memoryBackend, sqliteBackend];
 /** The server the Postgres backend runs on: `AGBOSS_POSTGRES_URL`, else the local `test` database. */
 export const POSTGRES_TEST_URL = process.env[POSTGRES_URL_ENV] || "postgres://postgres@127.0.0.1:5432/test";
 
-/**
- * A fresh schema per test on {@link POSTGRES_TEST_URL}, dropped when the test's store closes. Not in
- * {@link backends}, to keep the suite's time: a few files that pause and resume across instances opt in
- * through {@link onEachBackendAndPostgres}.
- */
 const openedOnPostgres = new WeakMap<Store, PostgresStore>();
 
 /** The Postgres store behind a test's `store` on {@link postgresBackend}: for SQL the Store interface has no call for. */
@@ -61,6 +56,11 @@ export function postgresStoreOf(store: Store): PostgresStore {
   return opened;
 }
 
+/**
+ * A fresh schema per test on {@link POSTGRES_TEST_URL}, dropped when the test's store closes. Not in
+ * {@link backends}, to keep the suite's time: a few files that pause and resume across instances opt in
+ * through {@link onEachBackendAndPostgres}.
+ */
 export const postgresBackend: Backend = {
   name: "postgres",
   store: async (context): Promise<Store> => {
