@@ -350,10 +350,10 @@ async function findOrCreatePause(
     // has an end: assembly refuses an escalation cycle.)
     const to = asking.deadlines?.escalate?.to;
     let level = asking.level;
-    for (let on = to; on !== undefined; on = on.deadlines?.escalate?.to) {
+    for (let on = to; to !== undefined && on !== undefined; on = on.deadlines?.escalate?.to) {
       level += 1;
       const next = await store.pauses.findByTenantIdAndIdempotencyKey(tenantId, keyOf(asking, level));
-      if (to !== undefined && next !== undefined) {
+      if (next !== undefined) {
         return {
           removed: { ...asking, channel: to, deadlines: to.deadlines, level: asking.level + 1 },
           next,
