@@ -27,6 +27,23 @@ export interface PostgresStoreOptions {
   /** How long the pool the store opens waits for a connection before failing, in milliseconds. Default 10000. */
   readonly connectTimeoutMs?: number;
   /**
+   * How long a connection may stay silent before it is given up, in milliseconds. Default 30000 (the
+   * lease's lifetime); 0 turns both sides off.
+   *
+   * - **The server answers nothing** for that long while a statement waits (a connection that broke
+   *   without either side hearing of it, a server or network that stopped, a lock held that long by
+   *   someone who stopped): the store closes the connection and the statement fails as on a lost
+   *   connection, so it is retried where that is safe, and a `commit` in flight is reported as of
+   *   unknown outcome, never as failed. Without this a single such connection holds the process's
+   *   writes behind it until the operating system gives the connection up, which can take many minutes.
+   *   Migrations are never cut short.
+   * - **The store leaves a transaction idle** for that long (its process frozen or cut off mid-write):
+   *   the server ends that session, which lets go of its row locks, so other instances are not kept
+   *   waiting on them. Set as `idle_in_transaction_session_timeout` on the connections of the pool the
+   *   store opens; on a pool you pass, set it in that pool's options yourself.
+   */
+  readonly stallTimeoutMs?: number;
+  /**
    * Whether the store runs its statements as named prepared statements, parsed and planned once per
    * connection. Default true. Turn it off when connections go through a pooler that does not keep
    * prepared statements across transactions (PgBouncer in transaction mode before 1.21, or with

@@ -4,13 +4,18 @@ import { Kysely, sql } from "kysely";
 import { connectionTarget } from "./connection-target.js";
 import { openOwnedPool } from "./owned-pool.js";
 import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
+import { postgresFaultOf } from "./postgres-faults.js";
 import type { PostgresStoreOptions } from "./postgres-store-options.js";
 import { storeClientPool } from "./prepared-statements.js";
 import { SchemaScopedPostgresDialect } from "./schema-introspector.js";
+import { StallGuard } from "./stalled-connections.js";
 import { watchPool } from "./watched-pool.js";
 
 /** The environment variable that names the server when neither `connectionString` nor `pool` is given. */
 export const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
+
+/** How long a connection may stay silent by default (`stallTimeoutMs`): the lease's lifetime. */
+const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 
 /** Postgres folds longer identifiers silently, and the migrator would then not find its own schema. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -32,10 +37,19 @@ const MAX_IDENTIFIER_BYTES = 63;
 export class PostgresStore extends KyselyStore {
   /** The schema that holds the store's tables. */
   readonly schema: string;
+  readonly #stall: StallGuard;
 
-  private constructor(config: ConstructorParameters<typeof KyselyStore>[0] & { schema: string }) {
+  private constructor(
+    config: ConstructorParameters<typeof KyselyStore>[0] & { schema: string; stall: StallGuard },
+  ) {
     super(config);
     this.schema = config.schema;
+    this.#stall = config.stall;
+  }
+
+  /** Brings the schema to the latest version; its statements may wait and run as long as they need. */
+  override migrate(): Promise<void> {
+    return this.#stall.suspendedFor(() => super.migrate());
   }
 
   /** Connects, creates the schema if need be, and migrates it. */
@@ -51,6 +65,7 @@ export class PostgresStore extends KyselyStore {
       );
     }
     const owned = options.pool === undefined;
+    const stall = new StallGuard(checkedStallTimeout(options.stallTimeoutMs));
     const pool =
       options.pool ??
       openOwnedPool({
@@ -58,6 +73,7 @@ export class PostgresStore extends KyselyStore {
         appName: options.appName,
         maxConnections: options.maxConnections,
         connectTimeoutMs: options.connectTimeoutMs,
+        stallTimeoutMs: stall.timeoutMs,
       });
     const target = connectionTarget(connectionString, options.pool);
     const watched = watchPool(pool, options.logger, options.clock);
@@ -69,6 +85,7 @@ export class PostgresStore extends KyselyStore {
             begin: POSTGRES_CAPABILITIES.beginWriteTransaction,
             commitWithNext: POSTGRES_CAPABILITIES.commitWithNextStatement as string,
             deferUnread: POSTGRES_CAPABILITIES.deferUnreadStatement as string,
+            stall,
           }),
         },
         schema,
@@ -79,6 +96,7 @@ export class PostgresStore extends KyselyStore {
       capabilities: POSTGRES_CAPABILITIES,
       name: `postgres:${target}#${schema}`,
       schema,
+      stall,
       retry: options.retry,
       // A borrowed pool stays open for its owner; destroying kysely would end it.
       onClose: owned ? () => db.destroy() : async () => watched.unwatch(),
@@ -91,7 +109,15 @@ export class PostgresStore extends KyselyStore {
           { cause: error },
         );
       });
-      await store.migrate();
+      await store.migrate().catch((error: unknown) => {
+        if (postgresFaultOf(error) === undefined) throw error;
+        throw new StoreUnavailableError(
+          `Could not bring the schema "${schema}" at ${target} up to date: ${messageOf(error)}. Each ` +
+            "migration runs in a transaction of its own, so none is left half done: open the store again " +
+            "once the server is reachable.",
+          { cause: error },
+        );
+      });
     } catch (error) {
       await store.close();
       throw error;
@@ -107,6 +133,16 @@ function checkedSchema(schema: string): string {
     );
   }
   return schema;
+}
+
+function checkedStallTimeout(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_STALL_TIMEOUT_MS;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(
+      `stallTimeoutMs must be a whole number of milliseconds, 0 or more (0 turns it off); got ${String(value)}.`,
+    );
+  }
+  return value;
 }
 
 function messageOf(error: unknown): string {

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { markCommitInFlight, markHeldRefused } from "@agboss/store-kysely";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 import pg from "pg";
+import { type ReplyWatch, replyWatchOf, type StallGuard } from "./stalled-connections.js";
 
 /** How many statements one connection keeps named at most; statements past that run unnamed. */
 const MAX_NAMED_STATEMENTS = 1_000;
@@ -105,15 +106,18 @@ export interface StoreClientOptions {
   readonly commitWithNext: string;
   /** What the store puts before the text of a statement whose result it does not read (`deferUnreadStatement`). */
   readonly deferUnread: string;
+  /** When a connection that answers nothing is given up (see {@link replyWatchOf}); never without it. */
+  readonly stall?: StallGuard | undefined;
 }
 
 function storeClient(client: PostgresPoolClient, options: StoreClientOptions): PostgresPoolClient {
   const target = client as unknown as { query: Query };
+  const watch = replyWatchOf(client, options.stall);
   const run = (config: unknown, values?: unknown): Promise<unknown> =>
     isSubmittable(config)
       ? // A cursor or a stream reads its rows itself: `pg` gives it no callback.
         (target.query.call(client, config, values) as Promise<unknown>)
-      : callbackQuery(target, client, config, values);
+      : callbackQuery(target, client, config, values, watch);
   let known: StatementNames | undefined;
   if (options.prepared) {
     known = namesByConnection.get(client);
@@ -185,7 +189,7 @@ function storeClient(client: PostgresPoolClient, options: StoreClientOptions): P
     const sent =
       before.length === 0 && commit === undefined
         ? run(config)
-        : callbackQuery(target, client, new BatchedStatement(config, before, commit), undefined);
+        : callbackQuery(target, client, new BatchedStatement(config, before, commit), undefined, watch);
     return sent.catch((error: unknown) => {
       if (names !== undefined && isStalePreparedStatement(error)) {
         // Which statement of the batch the server refused is not said: each is prepared again.
@@ -474,17 +478,27 @@ class BatchedStatement extends PgQuery {
   }
 }
 
-/** Runs one query with a callback, as a promise. */
+/** Runs one query with a callback, as a promise, under the connection's watch for silence. */
 function callbackQuery(
   target: { query: Query },
   client: PostgresPoolClient,
   config: unknown,
   values: unknown,
+  watch: ReplyWatch,
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    target.query.call(client, config, values, (error, result) =>
-      error === null || error === undefined ? resolve(result) : reject(error),
-    );
+    watch.sent();
+    try {
+      target.query.call(client, config, values, (error, result) => {
+        watch.answered();
+        if (error === null || error === undefined) resolve(result);
+        else reject(error);
+      });
+    } catch (error) {
+      // Refused before anything was sent: nothing waits on the connection.
+      watch.answered();
+      throw error;
+    }
   }).catch((error: unknown) => {
     // The error was made while reading the socket: give it the stack of the call that ran the query.
     if (error instanceof Error) Error.captureStackTrace(error);

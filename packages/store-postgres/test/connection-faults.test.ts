@@ -231,6 +231,34 @@ describe("a PostgreSQL connection that goes away", () => {
     });
   });
 
+  test("while the store migrates: open fails with StoreUnavailableError saying to open it again, and opening again works", async () => {
+    // Held here, kysely's migration lock keeps the store's migration waiting while its backend is terminated.
+    const migrationLock = "3853314791062309107";
+    await admin.query("select pg_advisory_lock($1)", [migrationLock]);
+    let locked = true;
+    cleanups.push(async () => {
+      if (locked) await admin.query("select pg_advisory_unlock($1)", [migrationLock]);
+    });
+    const schema = uniqueSchema();
+    const appName = `faults-${randomBytes(6).toString("hex")}`;
+    cleanups.push(() => dropSchema(schema));
+    const opening = PostgresStore.open({ connectionString: TEST_URL, schema, appName }).catch(
+      (error: unknown) => error,
+    );
+    await waitFor(async () => nonEmpty(await waiting(`agboss:${appName}`)), "the migration to wait");
+    expect(await terminate(`agboss:${appName}`)).toBeGreaterThan(0);
+
+    const error = await opening;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/open the store again/);
+    expect(postgresFaultOf((error as Error).cause)).toBe("connection-lost");
+    await admin.query("select pg_advisory_unlock($1)", [migrationLock]);
+    locked = false;
+    const store = await PostgresStore.open({ connectionString: TEST_URL, schema, appName });
+    cleanups.push(() => store.close());
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "none")).toBeUndefined();
+  });
+
   test("on a pool the application passed in: no crash, the read returns, and close() stops listening", async () => {
     const application = `agboss-test-own-pool-${randomBytes(6).toString("hex")}`;
     const pool = new pg.Pool({ connectionString: TEST_URL, application_name: application, max: 4 });

@@ -1,0 +1,110 @@
+import type { PostgresPoolClient } from "kysely";
+
+/** The error a statement fails with when its connection is given up as stalled; a lost connection's code. */
+export const STALLED_CODE = "ETIMEDOUT";
+
+/**
+ * How long a store's connections may stay silent, shared by every connection of one store. A server
+ * that answers nothing for `timeoutMs` while a statement waits (a connection that broke without either
+ * side hearing of it, a server or a network that stopped, a lock held by someone who stopped) has its
+ * connection closed by the store: the statement fails as on a lost connection, and the store retries it
+ * where that is safe. Migrations are never cut short: they may wait on another instance's migration, or
+ * build an index over millions of rows, for longer. @internal
+ */
+export class StallGuard {
+  readonly timeoutMs: number;
+  #suspended = 0;
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** Whether a silent connection is given up now (not while a migration runs). */
+  get watching(): boolean {
+    return this.#suspended === 0;
+  }
+
+  /** Runs `work` (a migration) with no connection given up for silence meanwhile. */
+  async suspendedFor<T>(work: () => Promise<T>): Promise<T> {
+    this.#suspended += 1;
+    try {
+      return await work();
+    } finally {
+      this.#suspended -= 1;
+    }
+  }
+}
+
+/** What a connection's statements tell the watch: one was sent, one was answered. */
+export interface ReplyWatch {
+  sent(): void;
+  answered(): void;
+}
+
+/** A watch that gives nothing up: no timeout set, or a client whose socket the store cannot reach. */
+const UNWATCHED: ReplyWatch = { sent() {}, answered() {} };
+
+/**
+ * Watches `client`'s statements: while one waits, a timer looks every quarter of the guard's timeout
+ * whether the server answered anything in the last full timeout, and when it has not, destroys the
+ * client's socket with an error of code {@link STALLED_CODE}. `pg` then fails whatever waits on the
+ * connection with that error, marks the client unusable (the pool drops it when it comes back) and
+ * emits `error` on it (the store's pool watch logs it as `store.connection-lost`). A statement costs a
+ * clock read and two counts; the timer runs only while statements wait. Works on `pg`'s own client,
+ * whose socket it reaches; any other client is not watched. @internal
+ */
+export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | undefined): ReplyWatch {
+  const socket = (client as { connection?: { stream?: Destroyable } }).connection?.stream;
+  if (guard === undefined || guard.timeoutMs <= 0 || typeof socket?.destroy !== "function") return UNWATCHED;
+  const { timeoutMs } = guard;
+  let waiting = 0;
+  // When the server last answered, or when a statement was sent to a connection with none waiting.
+  let heard = 0;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const look = () => {
+    if (waiting === 0) {
+      clearInterval(timer);
+      timer = undefined;
+      return;
+    }
+    const now = Date.now();
+    if (!guard.watching) {
+      heard = now;
+      return;
+    }
+    if (now - heard < timeoutMs) return;
+    clearInterval(timer);
+    timer = undefined;
+    waiting = 0;
+    socket.destroy(
+      Object.assign(
+        new Error(
+          `PostgreSQL answered nothing on this connection for ${now - heard} ms while a statement ` +
+            `waited (the store's stallTimeoutMs is ${timeoutMs}): the connection is given up as stalled ` +
+            "(a network or server that stopped, or a lock held that long). What waited on it fails as on " +
+            "a lost connection.",
+        ),
+        { code: STALLED_CODE },
+      ),
+    );
+  };
+  return {
+    sent() {
+      if (waiting === 0) heard = Date.now();
+      waiting += 1;
+      if (timer === undefined) {
+        timer = setInterval(look, Math.max(1, Math.floor(timeoutMs / 4)));
+        timer.unref?.();
+      }
+    },
+    answered() {
+      if (waiting === 0) return;
+      waiting -= 1;
+      heard = Date.now();
+    },
+  };
+}
+
+interface Destroyable {
+  destroy(error?: Error): void;
+}

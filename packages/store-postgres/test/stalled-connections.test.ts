@@ -1,0 +1,270 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type LogEntry, StoreUnavailableError } from "@agboss/core";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { PostgresStore, postgresFaultOf } from "../src/index.js";
+import { pause } from "./fixtures.js";
+import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
+
+// Connections that go silent, made so for real: the server's own backend processes for the store's
+// connections are frozen with SIGSTOP (only backends whose application_name this test gave its store,
+// always thawed again), and a store in a child process is frozen with SIGSTOP inside a transaction.
+
+const here = dirname(fileURLToPath(import.meta.url));
+let admin: pg.Client;
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: TEST_URL, application_name: "agboss-test-admin" });
+  await admin.connect();
+});
+afterAll(() => admin.end());
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function openStore(options: { stallTimeoutMs?: number } = {}) {
+  const schema = uniqueSchema();
+  const appName = `stalls-${randomBytes(6).toString("hex")}`;
+  const logs: LogEntry[] = [];
+  const store = await PostgresStore.open({
+    connectionString: TEST_URL,
+    schema,
+    appName,
+    maxConnections: 2,
+    logger: { log: (entry) => logs.push(entry) },
+    ...options,
+  });
+  cleanups.push(() => dropSchema(schema));
+  cleanups.push(() => store.close());
+  return { store, schema, appName, application: `agboss:${appName}`, logs };
+}
+
+/** The server's processes for the connections named `application`. */
+async function backends(application: string): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number }>(
+    "select pid from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()",
+    [application],
+  );
+  return rows.map((row) => row.pid);
+}
+
+/** Freezes `pids` (SIGSTOP) until the test ends; they are thawed (SIGCONT) whatever happens. */
+function freeze(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGSTOP");
+    } catch (error) {
+      throw new Error(
+        `Could not freeze PostgreSQL backend ${pid} (${(error as NodeJS.ErrnoException).code}): these ` +
+          "tests signal the server's processes, so they need a server on this machine whose processes " +
+          "this user may signal (root, or the embedded server the test run starts when none answers).",
+        { cause: error },
+      );
+    }
+    cleanups.push(() => thaw(pid));
+  }
+}
+
+function thaw(pid: number): void {
+  try {
+    process.kill(pid, "SIGCONT");
+  } catch {
+    // Gone already.
+  }
+}
+
+const stalls = (logs: LogEntry[]) =>
+  logs.filter((log) => log.event === "store.connection-lost" && /answered nothing/.test(log.message));
+
+describe("a connection whose server stops answering (its backend frozen with SIGSTOP)", () => {
+  test("a read: the connection is given up after stallTimeoutMs and the read returns from a fresh one", async () => {
+    const { store, application, logs } = await openStore({ stallTimeoutMs: 1_000 });
+    const asked = await store.pauses.findOrCreate(pause());
+    const frozen = await backends(application);
+    expect(frozen.length).toBeGreaterThan(0);
+    freeze(frozen);
+
+    const started = Date.now();
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)).toEqual(asked);
+    const took = Date.now() - started;
+    // Given up between one timeout and a quarter more (the watch looks every quarter), then run again.
+    expect(took).toBeGreaterThanOrEqual(1_000);
+    expect(took).toBeLessThan(5_000);
+    expect(stalls(logs)).toHaveLength(1);
+    expect(stalls(logs)[0]?.level).toBe("warn");
+    // The answer came from a backend that was not frozen.
+    expect((await backends(application)).some((pid) => !frozen.includes(pid))).toBe(true);
+  });
+
+  test("a write whose COMMIT went out with it: StoreUnavailableError says the outcome is unknown, and it is not run again", async () => {
+    const { store, schema, application } = await openStore({ stallTimeoutMs: 1_000 });
+    const thread = {
+      tenantId: "acme",
+      threadId: "t-stalled",
+      ownerId: "alice",
+      workflowName: "refund",
+      latestExecutionId: "root-1",
+      createdAt: 1_000,
+      updatedAt: 1_000,
+    };
+    await store.threads.save(thread);
+    const frozen = await backends(application);
+    freeze(frozen);
+
+    const error = await store.threads
+      .save({ ...thread, updatedAt: 2_000 })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/outcome is unknown/);
+    expect(postgresFaultOf((error as Error).cause)).toBe("connection-lost");
+    expect(((error as Error).cause as Error).message).toMatch(/answered nothing on this connection/);
+    // Not run again: nothing of this store's is waiting on the server, and no other backend ran it.
+    expect((await backends(application)).filter((pid) => !frozen.includes(pid))).toEqual([]);
+
+    // The frozen backend, thawed, reads what the store had sent before it gave the connection up.
+    for (const pid of frozen) thaw(pid);
+    await waitFor(
+      async () => ((await backends(application)).length === 0 ? true : undefined),
+      "the backend to end",
+    );
+    const { rows } = await admin.query<{ updated_at: number | string }>(
+      `select updated_at from ${pg.escapeIdentifier(schema)}.agboss_threads where thread_id = $1`,
+      ["t-stalled"],
+    );
+    // One row, written by one of the two saves: "unknown" was the honest answer either way.
+    expect(rows).toHaveLength(1);
+    expect([1_000, 2_000]).toContain(Number(rows[0]?.updated_at));
+  });
+
+  test("with stallTimeoutMs 0 nothing is given up: the read waits for as long as the backend is frozen", async () => {
+    const { store, application, logs } = await openStore({ stallTimeoutMs: 0 });
+    const asked = await store.pauses.findOrCreate(pause());
+    const frozen = await backends(application);
+    freeze(frozen);
+
+    let done = false;
+    const read = store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId).finally(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(done).toBe(false);
+    for (const pid of frozen) thaw(pid);
+    expect(await read).toEqual(asked);
+    expect(stalls(logs)).toEqual([]);
+  });
+});
+
+describe("what is never given up", () => {
+  test("a migration waiting on another instance's migration for longer than stallTimeoutMs: the store opens once it is done", async () => {
+    // kysely's migrator takes this advisory lock for as long as it migrates, one instance at a time.
+    const migrationLock = "3853314791062309107";
+    await admin.query("select pg_advisory_lock($1)", [migrationLock]);
+    cleanups.push(() => admin.query("select pg_advisory_unlock_all()"));
+    const schema = uniqueSchema();
+    cleanups.push(() => dropSchema(schema));
+    let opened = false;
+    const opening = PostgresStore.open({ connectionString: TEST_URL, schema, stallTimeoutMs: 300 }).then(
+      (store) => {
+        opened = true;
+        cleanups.push(() => store.close());
+        return store;
+      },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(opened).toBe(false);
+    await admin.query("select pg_advisory_unlock($1)", [migrationLock]);
+
+    const store = await opening;
+    expect(await store.threads.findByTenantIdAndThreadId("acme", "none")).toBeUndefined();
+  });
+});
+
+describe("a store frozen inside a transaction (its process stopped with SIGSTOP)", () => {
+  test("the server ends its session after stallTimeoutMs, and another instance's write gets the row", async () => {
+    const { store, schema, application } = await openStore();
+    const fence = (await store.leases.acquire({ key: "acme/root-1", holder: "a", now: 0, ttlMs: 60_000 }))!;
+    const holderName = `holder-${randomBytes(6).toString("hex")}`;
+    const holder = await startHolder(schema, holderName, fence.key, fence.epoch, 1_500);
+    holder.kill("SIGSTOP");
+    cleanups.push(() => holder.kill("SIGCONT"));
+
+    // The other instance takes the lease over (as app.cancel does): the row is locked by the frozen
+    // holder's transaction until the server ends that session.
+    const started = Date.now();
+    const taken = await store.leases.acquire({
+      key: fence.key,
+      holder: "b",
+      now: Date.now(),
+      ttlMs: 60_000,
+      takeOver: true,
+    });
+    const took = Date.now() - started;
+    expect(taken?.epoch).toBe(fence.epoch + 1);
+    expect(took).toBeGreaterThanOrEqual(1_000);
+    expect(took).toBeLessThan(10_000);
+    expect(await backends(`agboss:${holderName}`)).toEqual([]);
+    // This store's own connection waited on the lock and was never given up.
+    expect((await backends(application)).length).toBeGreaterThan(0);
+  });
+});
+
+/** Starts the frozen-holder worker and resolves once it holds the lease row in its transaction. */
+async function startHolder(
+  schema: string,
+  appName: string,
+  key: string,
+  epoch: number,
+  stallTimeoutMs: number,
+): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "--conditions=@agboss/source",
+      join(here, "frozen-holder-worker.ts"),
+      TEST_URL,
+      schema,
+      appName,
+      key,
+      String(epoch),
+      String(stallTimeoutMs),
+    ],
+    { cwd: join(here, ".."), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    }
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = "";
+    child.once("exit", (code) => reject(new Error(`the holder exited (${code}) early: ${stderr}`)));
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("holding true\n")) resolve();
+      else if (out.includes("holding")) reject(new Error(`the holder could not renew: ${out}`));
+    });
+  });
+  return child;
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
