@@ -1,6 +1,7 @@
 import {
   AgbossError,
   type App,
+  AppClosedError,
   DtoValidationError,
   LogLevel,
   NotPausedError,
@@ -9,6 +10,7 @@ import {
   PauseStatus,
   ReplyInterpreterMissingError,
   type ResumeRequest,
+  StoreUnavailableError,
   ThreadOwnerError,
   UninterpretableReplyError,
   UnknownPauseError,
@@ -394,6 +396,15 @@ class SlackWebhookHandler implements SlackWebhook {
       ...(error instanceof AgbossError ? { code: error.code } : {}),
     });
     const code = error instanceof AgbossError ? ` (${error.code})` : "";
+    if (error instanceof StoreUnavailableError || error instanceof AppClosedError) {
+      // Passing: the question stays open. Answering again is safe either way; had this answer been
+      // recorded after all, the next one is told it stands.
+      await tell(
+        `Your answer could not be recorded just now${code}: the application could not reach its ` +
+          "storage. Please answer again in a minute.",
+      );
+      return;
+    }
     await tell(`Your answer could not be recorded${code}. The application's log has the details.`);
   }
 

@@ -1,4 +1,4 @@
-import { ExecutionStatus, PauseStatus } from "@agboss/core";
+import { ExecutionStatus, PauseStatus, StoreUnavailableError } from "@agboss/core";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { PAUSE_EVENT_TYPE, SlackActionId, SlackBlockId } from "../src/index.js";
 import type { FakeMessage } from "./fixtures/fake-slack.js";
@@ -421,6 +421,39 @@ describe("an approval in Slack, answered on another instance", () => {
     const waiting = await h.answering.pauses.list({ tenantId: "acme" });
     expect(waiting.map((p) => p.status)).toEqual([PauseStatus.Pending]);
     expect(blockIds(question())).toContain(SlackBlockId.Actions);
+  });
+
+  test("an answer the application's storage could not take: the person is asked to answer again, and answering again records it", async () => {
+    await h.close();
+    let down = true;
+    h = await startHarness({
+      webhook: {
+        tenant: () => {
+          if (down) throw new StoreUnavailableError("the tenant table could not be read");
+          return "acme";
+        },
+      },
+    });
+    await startDeploy();
+    await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
+    await h.webhook.idle();
+    expect(h.slack.ephemerals.map((e) => [e.user, e.text])).toEqual([
+      [
+        "UALICE01",
+        "Your answer could not be recorded just now (store.unavailable): the application could not reach " +
+          "its storage. Please answer again in a minute.",
+      ],
+    ]);
+    expect((await h.answering.pauses.list({ tenantId: "acme" })).map((p) => p.status)).toEqual([
+      PauseStatus.Pending,
+    ]);
+
+    down = false;
+    await deliver(h.url, click(question(), SlackActionId.Approve, "UALICE01"), signed);
+    await h.webhook.idle();
+    expect((await h.answering.pauses.list({ tenantId: "acme" })).map((p) => p.status)).not.toEqual([
+      PauseStatus.Pending,
+    ]);
   });
 
   test("replies in threads that are not questions, and top-level messages, are left alone", async () => {
