@@ -288,18 +288,8 @@ export class Recovery {
 
   async #round(retentionMs: number): Promise<void> {
     const { clock, store, logger } = this.#services;
+    await this.#removeExpired(retentionMs);
     try {
-      const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
-      await store.budgets.deleteExpired(clock.now());
-      if (removed > 0) {
-        logger.log({
-          level: LogLevel.Debug,
-          event: "sweep.pauses-removed",
-          message: `removed ${removed} resolved pauses`,
-          fields: { removed },
-          at: clock.now(),
-        });
-      }
       const handled = new Set<string>();
       // Deadlines due (reminders, escalations, expiries), each acted on once across instances; the trees
       // whose pauses they resolved go on at once, like answered ones.
@@ -351,6 +341,36 @@ export class Recovery {
         level: LogLevel.Error,
         event: "sweep.failed",
         message: String(error),
+        fields: {},
+        at: clock.now(),
+      });
+    }
+  }
+
+  /**
+   * Retention: resolved pauses past `retentionMs`, and budget counters past their window. A failure here
+   * is logged and the round goes on: deadlines and stuck trees must not wait on housekeeping (a first
+   * removal over a long backlog, say, that the store gives up on).
+   */
+  async #removeExpired(retentionMs: number): Promise<void> {
+    const { clock, store, logger } = this.#services;
+    try {
+      const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
+      await store.budgets.deleteExpired(clock.now());
+      if (removed > 0) {
+        logger.log({
+          level: LogLevel.Debug,
+          event: "sweep.pauses-removed",
+          message: `removed ${removed} resolved pauses`,
+          fields: { removed },
+          at: clock.now(),
+        });
+      }
+    } catch (error) {
+      logger.log({
+        level: LogLevel.Warn,
+        event: "sweep.retention-failed",
+        message: `Removing resolved pauses and spent budget counters failed; the next round tries again: ${String(error)}`,
         fields: {},
         at: clock.now(),
       });

@@ -39,6 +39,8 @@ const LIST_COLUMNS = {
 const LIST_FILTERS = Object.keys(LIST_COLUMNS) as (keyof typeof LIST_COLUMNS)[];
 /** How many statuses a pause can be in: a list asks for at most this many distinct ones that match. */
 const STATUS_COUNT = Object.keys(PauseStatus).length;
+/** How many resolved pauses retention removes per transaction. */
+const RETENTION_BATCH = 1_000;
 
 /**
  * {@link PausedExecutionRepository} on kysely. Each status change is one `update … where status = ?`
@@ -500,15 +502,36 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     });
   }
 
+  /**
+   * Removes in batches of {@link RETENTION_BATCH}, each its own transaction: a long backlog (retention
+   * turned on, or shortened, over millions of pauses) never makes one statement that holds its locks,
+   * or waits on the server, for minutes.
+   */
   async deleteResolvedBefore(cutoff: number): Promise<number> {
-    const result = await inWriteTransaction(this.#store, (trx) =>
-      trx
-        .deleteFrom("agboss_pauses")
-        .where("status", "in", [PauseStatus.Taken, PauseStatus.Cancelled])
-        .where("resolved_at", "<", cutoff)
-        .executeTakeFirst(),
-    );
-    return Number(result.numDeletedRows);
+    let removed = 0;
+    for (;;) {
+      const result = await inWriteTransaction(this.#store, (trx) =>
+        trx
+          .deleteFrom("agboss_pauses")
+          .where((eb) =>
+            eb(
+              eb.refTuple("tenant_id", "pause_id"),
+              "in",
+              eb
+                .selectFrom("agboss_pauses")
+                .select(["tenant_id", "pause_id"])
+                .where("status", "in", [PauseStatus.Taken, PauseStatus.Cancelled])
+                .where("resolved_at", "<", cutoff)
+                .limit(RETENTION_BATCH)
+                .$asTuple("tenant_id", "pause_id"),
+            ),
+          )
+          .executeTakeFirst(),
+      );
+      const batch = Number(result.numDeletedRows);
+      removed += batch;
+      if (batch < RETENTION_BATCH) return removed;
+    }
   }
 
   #change(args: {

@@ -215,6 +215,22 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(again.status).toBe(PauseStatus.Pending);
   });
 
+  test("pauses: deleteResolvedBefore removes a backlog longer than one batch, all of it", async () => {
+    const waiting = await pauses().findOrCreate(pauseRecord({ askedAt: 1 }));
+    // A SQL store removes a thousand at a time, each in a transaction of its own.
+    const backlog = 1_001;
+    for (let from = 0; from < backlog; from += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, backlog - from) }, async () => {
+          const taken = await pauses().findOrCreate(pauseRecord({ askedAt: 1 }));
+          await pauses().take(taken.tenantId, taken.pauseId, { at: 10, answer: DECIDED });
+        }),
+      );
+    }
+    expect(await pauses().deleteResolvedBefore(100)).toBe(backlog);
+    expect((await pauses().list({ tenantId: "tenant-a" })).map((p) => p.pauseId)).toEqual([waiting.pauseId]);
+  });
+
   test("pauses: list filters by tenant, statuses, channel, thread and root, oldest asked first, up to the limit", async () => {
     const a = await pauses().findOrCreate(pauseRecord({ askedAt: 300 }));
     const b = await pauses().findOrCreate(pauseRecord({ askedAt: 100, channel: "slack" }));

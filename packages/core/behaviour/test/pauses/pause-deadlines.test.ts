@@ -452,6 +452,34 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
 });
 
 // The SQL stores only: the memory store keeps a unit's writes made before a throw.
+onEachBackendAndPostgres(PurchaseApplication, (test) => {
+  test("retention that fails holds up nothing: the sweep still sends the day's reminder, and logs the failure", async ({
+    app,
+    mockLlm,
+    clock,
+    store,
+    logger,
+  }) => {
+    const t0 = clock.now();
+    await ask(app, mockLlm, "t-retention-fault", [BuyTool, TOASTER]);
+    const desk = app.get(PurchaseDesk);
+    const removal = vi
+      .spyOn(store.pauses, "deleteResolvedBefore")
+      .mockRejectedValue(new StoreUnavailableError("the removal took too long and was given up"));
+    try {
+      await sweepAt(store, clock, t0 + days(1).milliseconds);
+    } finally {
+      removal.mockRestore();
+    }
+    expect(desk.reminded.map((r) => r.role)).toEqual(["clerk"]);
+    const failed = logger.entries.filter((e) => e.event === "sweep.retention-failed");
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed[0]?.level).toBe("warn");
+    expect(failed[0]?.message).toMatch(/the removal took too long/);
+    expect(logger.entries.filter((e) => e.event === "sweep.failed")).toEqual([]);
+  });
+});
+
 onEachBackend(
   PurchaseApplication,
   (test) => {
