@@ -6,15 +6,15 @@ export interface OwnedPoolOptions {
   readonly appName: string | undefined;
   readonly maxConnections: number | undefined;
   readonly connectTimeoutMs: number | undefined;
-  /** The store's `stallTimeoutMs`: the server ends a session left idle in a transaction that long (0: never). */
-  readonly stallTimeoutMs: number;
+  /** The server ends a session left idle in a transaction this long (0: never). */
+  readonly idleInTransactionTimeoutMs: number;
 }
 
 /**
  * Opens the pool a store owns: `bigint` columns come back as numbers (epochs, counters and epoch
  * milliseconds all fit in a double). The store watches it for lost connections (`watchPool`). Each
  * connection asks the server to end its session when it sits in a transaction without a statement for
- * `stallTimeoutMs`, and has TCP keepalive on, so that the operating system notices a peer gone while
+ * `idleInTransactionTimeoutMs` (a startup parameter), and has TCP keepalive on, so that the operating system notices a peer gone while
  * the connection idles in the pool. @internal
  */
 export function openOwnedPool(options: OwnedPoolOptions): pg.Pool {
@@ -25,7 +25,9 @@ export function openOwnedPool(options: OwnedPoolOptions): pg.Pool {
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    ...(options.stallTimeoutMs > 0 ? { idle_in_transaction_session_timeout: options.stallTimeoutMs } : {}),
+    ...(options.idleInTransactionTimeoutMs > 0
+      ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }
+      : {}),
     types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
   });
 }

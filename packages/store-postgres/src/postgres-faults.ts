@@ -3,10 +3,12 @@ import { isStalePreparedStatement } from "./prepared-statements.js";
 
 /**
  * SQLSTATEs of a lost connection: `57P01` admin_shutdown (a terminated backend, a fast shutdown),
- * `57P02` crash_shutdown, `57P03` cannot_connect_now (starting up, shutting down); class `08` is
- * checked apart (connection exceptions).
+ * `57P02` crash_shutdown, `57P03` cannot_connect_now (starting up, shutting down), `25P03`
+ * idle_in_transaction_session_timeout and `57P05` idle_session_timeout (the server ended the session
+ * before the statement ran, its transaction rolled back); class `08` is checked apart (connection
+ * exceptions).
  */
-const CONNECTION_LOST_CODES = new Set(["57P01", "57P02", "57P03"]);
+const CONNECTION_LOST_CODES = new Set(["57P01", "57P02", "57P03", "25P03", "57P05"]);
 /**
  * SQLSTATEs after which the server has undone the transaction and running it again is safe: `40001`
  * serialization_failure, `40P01` deadlock_detected, `53300` too_many_connections (nothing ran).

@@ -27,22 +27,29 @@ export interface PostgresStoreOptions {
   /** How long the pool the store opens waits for a connection before failing, in milliseconds. Default 10000. */
   readonly connectTimeoutMs?: number;
   /**
-   * How long a connection may stay silent before it is given up, in milliseconds. Default 30000 (the
-   * lease's lifetime); 0 turns both sides off.
-   *
-   * - **The server answers nothing** for that long while a statement waits (a connection that broke
-   *   without either side hearing of it, a server or network that stopped, a lock held that long by
-   *   someone who stopped): the store closes the connection and the statement fails as on a lost
-   *   connection, so it is retried where that is safe, and a `commit` in flight is reported as of
-   *   unknown outcome, never as failed. Without this a single such connection holds the process's
-   *   writes behind it until the operating system gives the connection up, which can take many minutes.
-   *   Migrations are never cut short.
-   * - **The store leaves a transaction idle** for that long (its process frozen or cut off mid-write):
-   *   the server ends that session, which lets go of its row locks, so other instances are not kept
-   *   waiting on them. Set as `idle_in_transaction_session_timeout` on the connections of the pool the
-   *   store opens; on a pool you pass, set it in that pool's options yourself.
+   * How long the server may answer nothing while a statement waits before the store gives the
+   * connection up, in milliseconds: 0 (off), or 100 to 2147483647. Default 30000, the lease's lifetime.
+   * Such a connection broke without either side hearing of it (a network that drops packets, a NAT that
+   * forgot it), or its server stopped, or its statement waits that long for a lock. The store closes it,
+   * and the statement fails as on a lost connection: retried where that is safe, and reported as of
+   * unknown outcome when its `commit` was in flight (the server may still run what it was sent). Closing
+   * the connection cancels nothing on the server, which runs the statement on until it notices.
+   * Without this, one such connection holds the process's writes behind it until the operating system
+   * gives it up, which can take many minutes. Migrations are never cut short.
    */
   readonly stallTimeoutMs?: number;
+  /**
+   * How long a session of the pool the store opens may sit in a transaction without a statement before
+   * the server ends it (`idle_in_transaction_session_timeout`), in milliseconds: 0 (off), or 1000 to
+   * 2147483647. Default 15000; off when `preparedStatements` is false, because a pooler such as
+   * PgBouncer refuses the startup parameter (set its own `idle_transaction_timeout` instead). A store
+   * process frozen or cut off in the middle of a write then lets go of its row locks after this long,
+   * instead of keeping the other instances' writes to the same tree waiting. The store's own
+   * transactions never wait on anything but the database. Half of `stallTimeoutMs` by default, so a
+   * statement waiting behind such a session gets its lock before it counts as silent. Ignored for a
+   * `pool` you pass: set it in that pool's own options.
+   */
+  readonly idleInTransactionTimeoutMs?: number;
   /**
    * Whether the store runs its statements as named prepared statements, parsed and planned once per
    * connection. Default true. Turn it off when connections go through a pooler that does not keep

@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from "@agboss/core";
-import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
+import { type AgbossDatabase, KyselyStore, StoreFault } from "@agboss/store-kysely";
 import { Kysely, sql } from "kysely";
 import { connectionTarget } from "./connection-target.js";
 import { openOwnedPool } from "./owned-pool.js";
@@ -14,8 +14,12 @@ import { watchPool } from "./watched-pool.js";
 /** The environment variable that names the server when neither `connectionString` nor `pool` is given. */
 export const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
 
-/** How long a connection may stay silent by default (`stallTimeoutMs`): the lease's lifetime. */
+/** How long the server may stay silent by default (`stallTimeoutMs`): the lease's lifetime. */
 const DEFAULT_STALL_TIMEOUT_MS = 30_000;
+/** How long a session may sit idle in a transaction by default (`idleInTransactionTimeoutMs`). */
+const DEFAULT_IDLE_IN_TRANSACTION_MS = 15_000;
+/** The largest timeout PostgreSQL takes (and a timer can be set to). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** Postgres folds longer identifiers silently, and the migrator would then not find its own schema. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -65,7 +69,15 @@ export class PostgresStore extends KyselyStore {
       );
     }
     const owned = options.pool === undefined;
-    const stall = new StallGuard(checkedStallTimeout(options.stallTimeoutMs));
+    const stall = new StallGuard(
+      checkedTimeout("stallTimeoutMs", options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS, 100),
+    );
+    const idleInTransactionTimeoutMs = checkedTimeout(
+      "idleInTransactionTimeoutMs",
+      options.idleInTransactionTimeoutMs ??
+        (options.preparedStatements === false ? 0 : DEFAULT_IDLE_IN_TRANSACTION_MS),
+      1_000,
+    );
     const pool =
       options.pool ??
       openOwnedPool({
@@ -73,7 +85,7 @@ export class PostgresStore extends KyselyStore {
         appName: options.appName,
         maxConnections: options.maxConnections,
         connectTimeoutMs: options.connectTimeoutMs,
-        stallTimeoutMs: stall.timeoutMs,
+        idleInTransactionTimeoutMs,
       });
     const target = connectionTarget(connectionString, options.pool);
     const watched = watchPool(pool, options.logger, options.clock);
@@ -110,11 +122,11 @@ export class PostgresStore extends KyselyStore {
         );
       });
       await store.migrate().catch((error: unknown) => {
-        if (postgresFaultOf(error) === undefined) throw error;
+        if (postgresFaultOf(error) !== StoreFault.ConnectionLost) throw error;
         throw new StoreUnavailableError(
-          `Could not bring the schema "${schema}" at ${target} up to date: ${messageOf(error)}. Each ` +
-            "migration runs in a transaction of its own, so none is left half done: open the store again " +
-            "once the server is reachable.",
+          `Could not bring the schema "${schema}" at ${target} up to date: the connection was lost ` +
+            `(${messageOf(error)}). The pending migrations run in one transaction, so none was left half ` +
+            "done: open the store again once the server is reachable.",
           { cause: error },
         );
       });
@@ -135,14 +147,12 @@ function checkedSchema(schema: string): string {
   return schema;
 }
 
-function checkedStallTimeout(value: number | undefined): number {
-  if (value === undefined) return DEFAULT_STALL_TIMEOUT_MS;
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(
-      `stallTimeoutMs must be a whole number of milliseconds, 0 or more (0 turns it off); got ${String(value)}.`,
-    );
-  }
-  return value;
+function checkedTimeout(name: string, value: number, least: number): number {
+  if (value === 0 || (Number.isSafeInteger(value) && value >= least && value <= MAX_TIMEOUT_MS)) return value;
+  throw new TypeError(
+    `${name} must be 0 (off) or a whole number of milliseconds from ${least} to ${MAX_TIMEOUT_MS}; ` +
+      `got ${String(value)}.`,
+  );
 }
 
 function messageOf(error: unknown): string {

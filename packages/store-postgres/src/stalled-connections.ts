@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import type { PostgresPoolClient } from "kysely";
 
 /** The error a statement fails with when its connection is given up as stalled; a lost connection's code. */
@@ -49,9 +50,12 @@ const UNWATCHED: ReplyWatch = { sent() {}, answered() {} };
  * whether the server answered anything in the last full timeout, and when it has not, destroys the
  * client's socket with an error of code {@link STALLED_CODE}. `pg` then fails whatever waits on the
  * connection with that error, marks the client unusable (the pool drops it when it comes back) and
- * emits `error` on it (the store's pool watch logs it as `store.connection-lost`). A statement costs a
- * clock read and two counts; the timer runs only while statements wait. Works on `pg`'s own client,
- * whose socket it reaches; any other client is not watched. @internal
+ * emits `error` on it (the store's pool watch logs it as `store.connection-lost`). Closing the socket
+ * cancels nothing on the server: a backend that is only slow or waiting for a lock runs on until it
+ * notices. Time is the monotonic clock's, so a wall-clock step gives nothing up; an event loop blocked
+ * for the whole timeout does, as a reply read late looks like none. A statement costs a clock read and
+ * two counts; the timer runs only while statements wait. Works on `pg`'s own client, whose socket it
+ * reaches; any other client is not watched. @internal
  */
 export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | undefined): ReplyWatch {
   const socket = (client as { connection?: { stream?: Destroyable } }).connection?.stream;
@@ -67,7 +71,7 @@ export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | und
       timer = undefined;
       return;
     }
-    const now = Date.now();
+    const now = performance.now();
     if (!guard.watching) {
       heard = now;
       return;
@@ -79,7 +83,7 @@ export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | und
     socket.destroy(
       Object.assign(
         new Error(
-          `PostgreSQL answered nothing on this connection for ${now - heard} ms while a statement ` +
+          `PostgreSQL answered nothing on this connection for ${Math.round(now - heard)} ms while a statement ` +
             `waited (the store's stallTimeoutMs is ${timeoutMs}): the connection is given up as stalled ` +
             "(a network or server that stopped, or a lock held that long). What waited on it fails as on " +
             "a lost connection.",
@@ -90,7 +94,7 @@ export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | und
   };
   return {
     sent() {
-      if (waiting === 0) heard = Date.now();
+      if (waiting === 0) heard = performance.now();
       waiting += 1;
       if (timer === undefined) {
         timer = setInterval(look, Math.max(1, Math.floor(timeoutMs / 4)));
@@ -100,7 +104,7 @@ export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | und
     answered() {
       if (waiting === 0) return;
       waiting -= 1;
-      heard = Date.now();
+      heard = performance.now();
     },
   };
 }

@@ -706,12 +706,15 @@ describe("postgresFaultOf", () => {
       "57P01",
       "57P02",
       "57P03",
+      "25P03",
+      "57P05",
       "08006",
       "08003",
       "08001",
       "08P01",
       "ECONNRESET",
       "ECONNREFUSED",
+      "ETIMEDOUT",
     ]) {
       expect(postgresFaultOf(coded(code)), code).toBe("connection-lost");
     }

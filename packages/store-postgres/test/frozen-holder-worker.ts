@@ -2,9 +2,9 @@ import { PostgresStore } from "../src/index.js";
 
 // A store in a process of its own that opens a write transaction on a lease row and stays in it: the
 // test freezes this process (SIGSTOP) there. Arguments: url, schema, application name, lease key,
-// the lease's epoch, stallTimeoutMs.
+// the lease's epoch, idleInTransactionTimeoutMs.
 
-const [url, schema, appName, key, epoch, stallTimeoutMs] = process.argv.slice(2) as [
+const [url, schema, appName, key, epoch, idleInTransactionTimeoutMs] = process.argv.slice(2) as [
   string,
   string,
   string,
@@ -16,7 +16,7 @@ const store = await PostgresStore.open({
   connectionString: url,
   schema,
   appName,
-  stallTimeoutMs: Number(stallTimeoutMs),
+  idleInTransactionTimeoutMs: Number(idleInTransactionTimeoutMs),
   retry: { attempts: 1 },
 });
 await store.atomically(async () => {
