@@ -40,14 +40,14 @@ export interface PostgresStoreOptions {
   readonly stallTimeoutMs?: number;
   /**
    * How long a session of the pool the store opens may sit in a transaction without a statement before
-   * the server ends it (`idle_in_transaction_session_timeout`), in milliseconds: 0 (off), or 1000 to
-   * 2147483647. Default 15000; off when `preparedStatements` is false, because a pooler such as
-   * PgBouncer refuses the startup parameter (set its own `idle_transaction_timeout` instead). A store
-   * process frozen or cut off in the middle of a write then lets go of its row locks after this long,
-   * instead of keeping the other instances' writes to the same tree waiting. The store's own
-   * transactions never wait on anything but the database. Half of `stallTimeoutMs` by default, so a
-   * statement waiting behind such a session gets its lock before it counts as silent. Ignored for a
-   * `pool` you pass: set it in that pool's own options.
+   * the server ends it (`idle_in_transaction_session_timeout`), in milliseconds: 0 (off, the default),
+   * or 1000 to 2147483647. A store process frozen or cut off in the middle of a write then lets go of
+   * its row locks after this long, instead of keeping the other instances' writes to the same tree
+   * waiting. The store's own transactions never wait on anything but the database. Keep it below
+   * `stallTimeoutMs` (half of it, say), so that a statement waiting behind such a session gets its lock
+   * before it counts as silent. Sent as a startup parameter, which PgBouncer refuses: set it only when
+   * the store connects straight to PostgreSQL (behind PgBouncer, set its `idle_transaction_timeout`).
+   * Ignored for a `pool` you pass: set it in that pool's own options.
    */
   readonly idleInTransactionTimeoutMs?: number;
   /**

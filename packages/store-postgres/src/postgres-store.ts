@@ -16,8 +16,6 @@ export const POSTGRES_URL_ENV = "AGBOSS_POSTGRES_URL";
 
 /** How long the server may stay silent by default (`stallTimeoutMs`): the lease's lifetime. */
 const DEFAULT_STALL_TIMEOUT_MS = 30_000;
-/** How long a session may sit idle in a transaction by default (`idleInTransactionTimeoutMs`). */
-const DEFAULT_IDLE_IN_TRANSACTION_MS = 15_000;
 /** The largest timeout PostgreSQL takes (and a timer can be set to). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -74,8 +72,7 @@ export class PostgresStore extends KyselyStore {
     );
     const idleInTransactionTimeoutMs = checkedTimeout(
       "idleInTransactionTimeoutMs",
-      options.idleInTransactionTimeoutMs ??
-        (options.preparedStatements === false ? 0 : DEFAULT_IDLE_IN_TRANSACTION_MS),
+      options.idleInTransactionTimeoutMs ?? 0,
       1_000,
     );
     const pool =

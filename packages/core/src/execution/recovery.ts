@@ -348,15 +348,23 @@ export class Recovery {
   }
 
   /**
-   * Retention: resolved pauses past `retentionMs`, and budget counters past their window. A failure here
-   * is logged and the round goes on: deadlines and stuck trees must not wait on housekeeping (a first
-   * removal over a long backlog, say, that the store gives up on).
+   * Retention, first in a round: resolved pauses past `retentionMs`, and budget counters past their
+   * window. A failure of either is logged (and tried again next round) without touching the other or the
+   * rest of the round: deadlines and stuck trees do not wait on a removal the store gave up on.
    */
   async #removeExpired(retentionMs: number): Promise<void> {
     const { clock, store, logger } = this.#services;
+    const failed = (error: unknown) =>
+      logger.log({
+        level: LogLevel.Warn,
+        event: "sweep.retention-failed",
+        message: `Removing resolved pauses or spent budget counters failed; the next round tries again: ${String(error)}`,
+        fields: {},
+        at: clock.now(),
+      });
+    await store.budgets.deleteExpired(clock.now()).catch(failed);
     try {
       const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
-      await store.budgets.deleteExpired(clock.now());
       if (removed > 0) {
         logger.log({
           level: LogLevel.Debug,
@@ -367,13 +375,7 @@ export class Recovery {
         });
       }
     } catch (error) {
-      logger.log({
-        level: LogLevel.Warn,
-        event: "sweep.retention-failed",
-        message: `Removing resolved pauses and spent budget counters failed; the next round tries again: ${String(error)}`,
-        fields: {},
-        at: clock.now(),
-      });
+      failed(error);
     }
   }
 

@@ -451,7 +451,6 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
   });
 });
 
-// The SQL stores only: the memory store keeps a unit's writes made before a throw.
 onEachBackendAndPostgres(PurchaseApplication, (test) => {
   test("retention that fails holds up nothing: the sweep still sends the day's reminder, and logs the failure", async ({
     app,
@@ -480,6 +479,7 @@ onEachBackendAndPostgres(PurchaseApplication, (test) => {
   });
 });
 
+// The SQL stores only: the memory store keeps a unit's writes made before a throw.
 onEachBackend(
   PurchaseApplication,
   (test) => {
