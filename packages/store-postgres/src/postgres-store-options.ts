@@ -32,8 +32,10 @@ export interface PostgresStoreOptions {
    * Such a connection broke without either side hearing of it (a network that drops packets, a NAT that
    * forgot it), or its server stopped, or its statement waits that long for a lock. The store closes it,
    * and the statement fails as on a lost connection: retried where that is safe, and reported as of
-   * unknown outcome when its `commit` was in flight (the server may still run what it was sent). Closing
-   * the connection cancels nothing on the server, which runs the statement on until it notices.
+   * unknown outcome when its `commit` was in flight. The store then ends the connection's server
+   * process from another connection (`pg_terminate_backend`, which a role may run on its own sessions),
+   * so that a server that was only frozen does not run late what it was sent after the store ran it
+   * again elsewhere.
    * Without this, one such connection holds the process's writes behind it until the operating system
    * gives it up, which can take many minutes. Migrations are never cut short.
    */

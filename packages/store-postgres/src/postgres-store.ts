@@ -8,7 +8,7 @@ import { postgresFaultOf } from "./postgres-faults.js";
 import type { PostgresStoreOptions } from "./postgres-store-options.js";
 import { storeClientPool } from "./prepared-statements.js";
 import { SchemaScopedPostgresDialect } from "./schema-introspector.js";
-import { StallGuard } from "./stalled-connections.js";
+import { endStalledBackend, StallGuard } from "./stalled-connections.js";
 import { watchPool } from "./watched-pool.js";
 
 /** The environment variable that names the server when neither `connectionString` nor `pool` is given. */
@@ -86,6 +86,8 @@ export class PostgresStore extends KyselyStore {
       });
     const target = connectionTarget(connectionString, options.pool);
     const watched = watchPool(pool, options.logger, options.clock);
+    stall.onStall = (backendPid) =>
+      void endStalledBackend(watched.pool, backendPid, stall.timeoutMs, options.logger, options.clock);
     const db = new Kysely<AgbossDatabase>({
       dialect: new SchemaScopedPostgresDialect(
         {

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type LogEntry, StoreUnavailableError } from "@agboss/core";
+import type { Fence } from "@agboss/core/store";
 import { sql } from "kysely";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
@@ -92,6 +93,7 @@ function thaw(pid: number): void {
   }
 }
 
+const ended = (logs: LogEntry[]) => logs.filter((log) => log.event === "store.stalled-backend-ended");
 const stalls = (logs: LogEntry[]) =>
   logs.filter((log) => log.event === "store.connection-lost" && /answered nothing/.test(log.message));
 
@@ -116,7 +118,7 @@ describe("a connection whose server stops answering (its backend frozen with SIG
   });
 
   test("a write whose COMMIT went out with it: StoreUnavailableError says the outcome is unknown, and it is not run again", async () => {
-    const { store, schema, application } = await openStore({ stallTimeoutMs: 1_000 });
+    const { store, schema, application, logs } = await openStore({ stallTimeoutMs: 1_000 });
     const thread = {
       tenantId: "acme",
       threadId: "t-stalled",
@@ -138,9 +140,13 @@ describe("a connection whose server stops answering (its backend frozen with SIG
     expect(postgresFaultOf((error as Error).cause)).toBe("connection-lost");
     expect(((error as Error).cause as Error).message).toMatch(/answered nothing on this connection/);
     // Not run again: nothing of this store's is waiting on the server, and no other backend ran it.
-    expect((await backends(application)).filter((pid) => !frozen.includes(pid))).toEqual([]);
+    const { rows: others } = await admin.query<{ pid: number }>(
+      "select pid from pg_stat_activity where application_name = $1 and query like '%agboss_threads%'",
+      [application],
+    );
+    expect(others.map((row) => row.pid).filter((pid) => !frozen.includes(pid))).toEqual([]);
 
-    // The frozen backend, thawed, reads what the store had sent before it gave the connection up.
+    await waitFor(() => ended(logs)[0], "the store to end the frozen backend");
     for (const pid of frozen) thaw(pid);
     await waitFor(
       async () => ((await backends(application)).length === 0 ? true : undefined),
@@ -150,9 +156,35 @@ describe("a connection whose server stops answering (its backend frozen with SIG
       `select updated_at from ${pg.escapeIdentifier(schema)}.agboss_threads where thread_id = $1`,
       ["t-stalled"],
     );
-    // One row, written by one of the two saves: "unknown" was the honest answer either way.
-    expect(rows).toHaveLength(1);
-    expect([1_000, 2_000]).toContain(Number(rows[0]?.updated_at));
+    // The store ended the frozen backend (its signal waited for it), so what it had been sent never ran.
+    expect(rows.map((row) => Number(row.updated_at))).toEqual([1_000]);
+  });
+
+  test("a write run again on a fresh connection never lands a second time, late, from the frozen one: its backend is ended before it thaws", async () => {
+    const { store, application, logs } = await openStore({ stallTimeoutMs: 1_000 });
+    await store.leases.acquire({ key: "acme/warm", holder: "a", now: 0, ttlMs: 1 });
+    const frozen = await backends(application);
+    freeze(frozen);
+
+    // A lease grant is run again after a lost connection (running it twice grants the next epoch).
+    const granted = await store.leases.acquire({
+      key: "acme/root-9",
+      holder: "a",
+      now: Date.now(),
+      ttlMs: 60_000,
+    });
+    expect(granted?.epoch).toBe(1);
+    await store.leases.release(granted as Fence);
+    await waitFor(() => ended(logs)[0], "the store to end the frozen backend");
+    for (const pid of frozen) thaw(pid);
+    await waitFor(
+      async () => ((await backends(application)).some((pid) => frozen.includes(pid)) ? undefined : true),
+      "the frozen backend to end",
+    );
+
+    // Had the frozen backend run the grant it had been sent, the released lease would be held again.
+    expect(await store.leases.find("acme/root-9")).toMatchObject({ epoch: 1, expiresAt: 0 });
+    expect(logs.filter((log) => log.event === "store.stalled-backend-not-ended")).toEqual([]);
   });
 
   test("with stallTimeoutMs 0 nothing is given up: the read waits for as long as the backend is frozen", async () => {
@@ -317,7 +349,7 @@ async function startHolder(
   return child;
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const value = await probe();
