@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { StoreUnavailableError } from "@agboss/core";
+import { notSent } from "./store-dialect-capabilities.js";
 import {
   StoreFault,
   type StoreRetryOptions,
@@ -82,7 +83,8 @@ export class FaultRetry {
         const error = atCommit ? thrown.error : thrown;
         const fault = this.faultOf(error);
         if (fault === undefined) throw error;
-        if (atCommit && fault === StoreFault.ConnectionLost) {
+        // A `commit` the driver refused to send (its connection already gone) surely did not commit.
+        if (atCommit && fault === StoreFault.ConnectionLost && !notSent(error)) {
           throw new StoreUnavailableError(
             `${this.#store} lost its connection to the database while committing a write ` +
               `(${describe(error)}). The outcome is unknown: the write may or may not have been ` +

@@ -20,6 +20,7 @@ export {
   type JsonObjectEntries,
   markCommitInFlight,
   markHeldRefused,
+  markNotSent,
   type StoreDialectCapabilities,
 } from "./store-dialect-capabilities.js";
 export {

@@ -5,7 +5,7 @@ import type { FaultRetry } from "./fault-retry.js";
 import { fenceAssertionFailed } from "./fenced-statement.js";
 import { runCompiledOn } from "./held-connections.js";
 import type { AgbossDatabase } from "./schema/agboss-database.js";
-import { commitInFlight, heldRefused } from "./store-dialect-capabilities.js";
+import { commitInFlight, heldRefused, notSent } from "./store-dialect-capabilities.js";
 import { StoreFault } from "./store-faults.js";
 import type { WriteGate } from "./write-gate.js";
 
@@ -340,7 +340,7 @@ export class PassTransactions {
       pass.committing = false;
       await runCompiledOn(connection, ROLLBACK).catch(() => undefined);
       const fault = this.#config.retry.faultOf(error);
-      if (closing !== undefined && fault === StoreFault.ConnectionLost) {
+      if (closing !== undefined && fault === StoreFault.ConnectionLost && !notSent(error)) {
         // It may have committed: a write that is not safe to run twice is not. The carried writes are.
         closing.maybeCommitted = true;
         if (closing.closing !== "statement") {

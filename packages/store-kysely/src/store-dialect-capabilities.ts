@@ -101,6 +101,8 @@ export interface StoreDialectCapabilities {
 
 /** Set on an error met with a transaction's `commit` on its way (see `commitWithNextStatement`). */
 const COMMIT_IN_FLIGHT = Symbol.for("agboss.commit-in-flight");
+/** Set on an error the driver gave before sending anything: the connection was already gone. */
+const NOT_SENT = Symbol.for("agboss.statement-not-sent");
 /** Set on an error the server gave a statement held back (see `deferUnreadStatement`). */
 const HELD_REFUSED = Symbol.for("agboss.held-statement-refused");
 
@@ -123,7 +125,23 @@ function carries(error: unknown, mark: symbol): boolean {
  * outcome unknown.
  */
 export function markCommitInFlight(error: unknown): never {
+  // Refused before it was sent: no `commit` went anywhere.
+  if (notSent(error)) throw error;
   throw marked(error, COMMIT_IN_FLIGHT);
+}
+
+/**
+ * Marks `error` as the driver's refusal to send a statement at all, because its connection had already
+ * failed (a connection ended by the server between two statements of a transaction, say), and returns
+ * it: even a `commit` refused so surely did not commit, so its transaction may run again whole.
+ */
+export function markNotSent<T>(error: T): T {
+  return marked(error, NOT_SENT);
+}
+
+/** Whether the driver marked `error` with {@link markNotSent}. @internal */
+export function notSent(error: unknown): boolean {
+  return carries(error, NOT_SENT);
 }
 
 /** Whether the driver marked `error` with {@link markCommitInFlight}. @internal */

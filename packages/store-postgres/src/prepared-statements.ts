@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { markCommitInFlight, markHeldRefused } from "@agboss/store-kysely";
+import { markCommitInFlight, markHeldRefused, markNotSent } from "@agboss/store-kysely";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 import pg from "pg";
 import { type ReplyWatch, replyWatchOf, type StallGuard } from "./stalled-connections.js";
@@ -492,7 +492,7 @@ function callbackQuery(
       target.query.call(client, config, values, (error, result) => {
         watch.answered();
         if (error === null || error === undefined) resolve(result);
-        else reject(error);
+        else reject(isRefusedUnsent(error) ? markNotSent(error) : error);
       });
     } catch (error) {
       // Refused before anything was sent: nothing waits on the connection.
@@ -504,6 +504,19 @@ function callbackQuery(
     if (error instanceof Error) Error.captureStackTrace(error);
     throw error;
   });
+}
+
+/**
+ * `pg`'s refusal of a query on a client whose connection had already failed or been closed: given before
+ * anything is written to the socket, so not even a `commit` refused this way was sent.
+ */
+const REFUSED_UNSENT = [
+  /^Client has encountered a connection error and is not queryable$/,
+  /^Client was closed and is not queryable$/,
+];
+
+function isRefusedUnsent(error: unknown): boolean {
+  return error instanceof Error && REFUSED_UNSENT.some((pattern) => pattern.test(error.message));
 }
 
 function isSubmittable(config: unknown): boolean {
