@@ -32,8 +32,9 @@ export interface PostgresStoreOptions {
    * Such a connection broke without either side hearing of it (a network that drops packets, a NAT that
    * forgot it), or its server stopped, or its statement waits that long for a lock. The store closes it,
    * and the statement fails as on a lost connection: retried where that is safe, and reported as of
-   * unknown outcome when its `commit` was in flight. The store then ends the connection's server
-   * process from another connection (`pg_terminate_backend`, which a role may run on its own sessions),
+   * unknown outcome when its `commit` was in flight. First the store ends the connection's server
+   * process from a connection of its own (`pg_terminate_backend`, which a role may run on its own
+   * sessions; only when the connection confirmed its process as it opened, so never behind PgBouncer),
    * so that a server that was only frozen does not run late what it was sent after the store ran it
    * again elsewhere.
    * Without this, one such connection holds the process's writes behind it until the operating system

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "@agboss/core";
 import { type AgbossDatabase, KyselyStore, StoreFault } from "@agboss/store-kysely";
-import { Kysely, sql } from "kysely";
+import { Kysely, type PostgresPool, sql } from "kysely";
 import { connectionTarget } from "./connection-target.js";
 import { openOwnedPool } from "./owned-pool.js";
 import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
@@ -86,8 +86,9 @@ export class PostgresStore extends KyselyStore {
       });
     const target = connectionTarget(connectionString, options.pool);
     const watched = watchPool(pool, options.logger, options.clock);
+    const confirmBackend = stallsEndBackends(pool, stall);
     stall.onStall = (backendPid) =>
-      void endStalledBackend(watched.pool, backendPid, stall.timeoutMs, options.logger, options.clock);
+      endStalledBackend(pool, backendPid, stall.timeoutMs, options.logger, options.clock);
     const db = new Kysely<AgbossDatabase>({
       dialect: new SchemaScopedPostgresDialect(
         {
@@ -110,7 +111,12 @@ export class PostgresStore extends KyselyStore {
       stall,
       retry: options.retry,
       // A borrowed pool stays open for its owner; destroying kysely would end it.
-      onClose: owned ? () => db.destroy() : async () => watched.unwatch(),
+      onClose: owned
+        ? () => db.destroy()
+        : async () => {
+            watched.unwatch();
+            confirmBackend.stop();
+          },
     });
     try {
       await sql`select 1`.execute(db).catch((error: unknown) => {
@@ -144,6 +150,34 @@ function checkedSchema(schema: string): string {
     );
   }
   return schema;
+}
+
+/**
+ * Has each new connection of `pool` confirm its server process (`pg_backend_pid()` against the process id
+ * the server announced, a query queued ahead of the connection's first use) into `stall.backends`: only
+ * a confirmed process is ended when its connection stalls. Nothing when stalls are not watched.
+ */
+function stallsEndBackends(pool: PostgresPool, stall: StallGuard): { stop(): void } {
+  const emitter = pool as unknown as {
+    on?(event: "connect", listener: (client: unknown) => void): unknown;
+    off?(event: "connect", listener: (client: unknown) => void): unknown;
+  };
+  if (stall.timeoutMs === 0 || typeof emitter.on !== "function") return { stop() {} };
+  const confirm = (client: unknown) => {
+    const announced = (client as { processID?: unknown }).processID;
+    const query = (client as { query?: unknown }).query;
+    if (typeof announced !== "number" || typeof query !== "function") return;
+    (client as { query(text: string): Promise<{ rows: { pid?: unknown }[] }> })
+      .query("select pg_backend_pid() as pid")
+      .then(
+        (result) => {
+          if (result.rows[0]?.pid === announced) stall.backends.set(client as object, announced);
+        },
+        () => undefined,
+      );
+  };
+  emitter.on("connect", confirm);
+  return { stop: () => emitter.off?.("connect", confirm) };
 }
 
 function checkedTimeout(name: string, value: number, least: number): number {

@@ -20,7 +20,14 @@ export class StallGuard {
    * backend that was only frozen would otherwise run what it was sent once it thaws, after the store
    * has run it again elsewhere.
    */
-  onStall: ((backendPid: number) => void) | undefined;
+  onStall: ((backendPid: number) => Promise<void>) | undefined;
+  /**
+   * The server process behind each connection, once the connection confirmed it (`pg_backend_pid()`
+   * equal to the process id the server announced): behind a pooler such as PgBouncer the announced id is
+   * the pooler's own, and ending "that" process could end someone else's session, so such a connection's
+   * process is never ended.
+   */
+  readonly backends = new WeakMap<object, number>();
   #suspended = 0;
 
   constructor(timeoutMs: number) {
@@ -57,8 +64,9 @@ const UNWATCHED: ReplyWatch = { sent() {}, answered() {} };
  * whether the server answered anything in the last full timeout, and when it has not, destroys the
  * client's socket with an error of code {@link STALLED_CODE}. `pg` then fails whatever waits on the
  * connection with that error, marks the client unusable (the pool drops it when it comes back) and
- * emits `error` on it (the store's pool watch logs it as `store.connection-lost`); the guard's
- * `onStall` then ends the connection's server process ({@link endStalledBackend}). Time is the monotonic clock's, so a wall-clock step gives nothing up; an event loop blocked
+ * emits `error` on it (the store's pool watch logs it as `store.connection-lost`). Before that, when the
+ * connection confirmed its server process ({@link StallGuard.backends}), the guard's `onStall` ends that
+ * process ({@link endStalledBackend}), and the socket is destroyed once that settled. Time is the monotonic clock's, so a wall-clock step gives nothing up; an event loop blocked
  * for the whole timeout does, as a reply read late looks like none. A statement costs a clock read and
  * two counts; the timer runs only while statements wait. Works on `pg`'s own client, whose socket it
  * reaches; any other client is not watched. @internal
@@ -86,19 +94,25 @@ export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | und
     clearInterval(timer);
     timer = undefined;
     waiting = 0;
-    const pid = (client as { processID?: unknown }).processID;
-    if (typeof pid === "number") guard.onStall?.(pid);
-    socket.destroy(
-      Object.assign(
-        new Error(
-          `PostgreSQL answered nothing on this connection for ${Math.round(now - heard)} ms while a statement ` +
-            `waited (the store's stallTimeoutMs is ${timeoutMs}): the connection is given up as stalled ` +
-            "(a network or server that stopped, or a lock held that long). What waited on it fails as on " +
-            "a lost connection.",
+    // The server process is ended first, and only then does what waits here fail (and run again
+    // elsewhere): a process that was only frozen must not run it late, after the store ran it again.
+    const pid = guard.backends.get(client);
+    const ending = pid === undefined ? undefined : guard.onStall?.(pid);
+    const stalled = Math.round(now - heard);
+    const giveUp = () =>
+      socket.destroy(
+        Object.assign(
+          new Error(
+            `PostgreSQL answered nothing on this connection for ${stalled} ms while a statement ` +
+              `waited (the store's stallTimeoutMs is ${timeoutMs}): the connection is given up as stalled ` +
+              "(a network or server that stopped, or a lock held that long). What waited on it fails as on " +
+              "a lost connection.",
+          ),
+          { code: STALLED_CODE },
         ),
-        { code: STALLED_CODE },
-      ),
-    );
+      );
+    if (ending === undefined) giveUp();
+    else void ending.finally(giveUp);
   };
   return {
     sent() {
@@ -122,13 +136,14 @@ interface Destroyable {
 }
 
 /**
- * Ends the server process of a connection the store gave up as stalled (`pg_terminate_backend`, run on
- * another connection of the pool, which may end backends of its own role), so that what that process
- * was sent never runs late: one that waits for a lock ends at once, and one that was frozen ends as it
- * thaws, before it reads the statement it was sent (the signal is waiting for it). When the server
- * cannot be reached either, nothing more can be done from here: it is logged
- * (`store.stalled-backend-not-ended`), and the server ends the process when it notices the connection
- * gone. Gives up after `timeoutMs`. @internal
+ * Ends the server process of a connection the store gave up as stalled (`pg_terminate_backend`), so
+ * that what that process was sent never runs late: one that waits for a lock ends at once, and one that
+ * was frozen ends as it thaws, before it reads what it was sent (the signal waits for it). It runs on a
+ * connection of its own, made with the pool's settings outside the pool (whose other connections may be
+ * as dead as the stalled one), that only a process of the same user and application name is ended, and
+ * gives up after `timeoutMs`. When the server cannot be reached for it either, a warning says so
+ * (`store.stalled-backend-not-ended`): the server ends the process when it notices the connection gone,
+ * and may first run what it was sent. @internal
  */
 export async function endStalledBackend(
   pool: PostgresPool,
@@ -137,58 +152,66 @@ export async function endStalledBackend(
   logger: Logger | undefined,
   clock: Clock | undefined,
 ): Promise<void> {
-  let client: PostgresPoolClient | undefined;
+  const Client = (pool as { Client?: new (options: object) => TerminatingClient }).Client;
+  const log = (level: LogLevel, event: string, message: string) =>
+    logger?.log({ level, event, message, fields: { backendPid }, at: clock?.now() ?? Date.now() });
+  if (Client === undefined) return;
+  const client = new Client({
+    ...(pool as { options?: object }).options,
+    connectionTimeoutMillis: timeoutMs,
+  });
+  client.on?.("error", () => undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let failure: unknown;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref?.();
+  });
   try {
-    const connecting = pool.connect();
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const socket = (client as { connection?: { stream?: { destroy?(): void } } } | undefined)?.connection
-          ?.stream;
-        socket?.destroy?.();
-        reject(new Error(`no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      timer.unref?.();
-    });
-    // A connection that arrives after the time ran out goes back to the pool.
-    void connecting.then(
-      (late) => {
-        if (client === undefined && failure !== undefined) late.release();
-      },
-      () => undefined,
-    );
-    client = await Promise.race([connecting, timedOut]);
-    const result = (await Promise.race([
-      client.query("select pg_terminate_backend($1) as ended", [backendPid]),
+    const ended = await Promise.race([
+      client
+        .connect()
+        .then(() =>
+          client.query(
+            "select pg_terminate_backend(pid) as ended from pg_stat_activity where pid = $1 and " +
+              "usename = current_user and application_name = current_setting('application_name')",
+            [backendPid],
+          ),
+        ),
       timedOut,
-    ])) as { rows?: { ended?: unknown }[] };
-    // False: no such process any more (it ended by itself), or not one this role may end.
-    if (result.rows?.[0]?.ended !== true) throw new Error("the server did not end it");
-    logger?.log({
-      level: LogLevel.Debug,
-      event: "store.stalled-backend-ended",
-      message: `The PostgreSQL process ${backendPid} of a connection given up as stalled was told to end.`,
-      fields: { backendPid },
-      at: clock?.now() ?? Date.now(),
-    });
+    ]);
+    if (ended.rows.some((row) => row.ended === true)) {
+      log(
+        LogLevel.Debug,
+        "store.stalled-backend-ended",
+        `The PostgreSQL process ${backendPid} of a connection given up as stalled was told to end.`,
+      );
+    } else {
+      log(
+        LogLevel.Debug,
+        "store.stalled-backend-gone",
+        `The PostgreSQL process ${backendPid} of a connection given up as stalled had ended already.`,
+      );
+    }
   } catch (error) {
-    failure = error;
-    logger?.log({
-      level: LogLevel.Warn,
-      event: "store.stalled-backend-not-ended",
-      message:
-        `The PostgreSQL process ${backendPid} of a connection given up as stalled could not be ended ` +
+    log(
+      LogLevel.Warn,
+      "store.stalled-backend-not-ended",
+      `The PostgreSQL process ${backendPid} of a connection given up as stalled could not be ended ` +
         `(${error instanceof Error ? error.message : String(error)}): the server ends it once it notices ` +
         "the connection gone, and it may first run what it was sent.",
-      fields: { backendPid },
-      at: clock?.now() ?? Date.now(),
-    });
+    );
   } finally {
     clearTimeout(timer);
-    // A connection that failed or timed out is not given back for reuse.
-    (client as { release(error?: unknown): void } | undefined)?.release(
-      failure === undefined ? undefined : true,
-    );
+    void client.end().catch(() => undefined);
+    // A client still connecting or waiting for its answer is cut off.
+    client.connection?.stream?.destroy?.();
   }
+}
+
+interface TerminatingClient {
+  connect(): Promise<unknown>;
+  query(text: string, values: unknown[]): Promise<{ rows: { ended?: unknown }[] }>;
+  end(): Promise<unknown>;
+  on?(event: string, listener: (...args: unknown[]) => void): unknown;
+  readonly connection?: { readonly stream?: { destroy?(): void } };
 }

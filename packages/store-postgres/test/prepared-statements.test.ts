@@ -1102,6 +1102,8 @@ describe("the store's units of work send their unread writes with their commit",
     expect(await store.threads.findByTenantIdAndThreadId("acme", "thread-5")).toMatchObject({
       threadId: "thread-5",
     });
+    // Granted once: the first attempt committed nothing.
+    expect((await store.leases.find("acme/thread-5"))?.epoch).toBe(1);
     await store.close();
   });
 });
