@@ -186,11 +186,11 @@ describe("clock.advance in testWith", () => {
     expect(sweep).not.toHaveBeenCalled();
 
     await clock.advance(1);
-    expect(sweep).toHaveBeenCalledExactlyOnceWith(TEST_CLOCK_START + SWEEP_INTERVAL_MS - RETENTION_MS);
+    expect(sweep).toHaveBeenCalledExactlyOnceWith(TEST_CLOCK_START + SWEEP_INTERVAL_MS - RETENTION_MS, 10_000);
 
     await clock.advance(seconds(30));
     expect(sweep).toHaveBeenCalledTimes(2);
-    expect(sweep).toHaveBeenLastCalledWith(clock.now() - RETENTION_MS);
+    expect(sweep).toHaveBeenLastCalledWith(clock.now() - RETENTION_MS, 10_000);
   });
 
   test("[TK-06] retention runs on the test clock: a taken pause is removed once retention passed, a pending one stays", async ({

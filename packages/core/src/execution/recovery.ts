@@ -17,6 +17,12 @@ import { takeForPass } from "./what-to-resume.js";
 export const SWEEP_INTERVAL_MS = 30_000;
 /** How many trees the sweep reads at a time. */
 const SWEEP_PAGE = 100;
+/**
+ * The most closed pauses one round removes: a long backlog (retention turned on, or shortened, over
+ * millions) is worked off over several rounds, so no round's deadlines and stuck trees, nor
+ * `app.close()`, wait for all of it.
+ */
+const RETENTION_PER_ROUND = 10_000;
 /** How long an answered pause may wait for its own resumer before the sweep takes it over. */
 const RECOVERY_GRACE_MS = 1_000;
 
@@ -348,9 +354,10 @@ export class Recovery {
   }
 
   /**
-   * Retention, first in a round: resolved pauses past `retentionMs`, and budget counters past their
-   * window. A failure of either is logged (and tried again next round) without touching the other or the
-   * rest of the round: deadlines and stuck trees do not wait on a removal the store gave up on.
+   * Retention, first in a round: resolved pauses past `retentionMs` (at most {@link RETENTION_PER_ROUND}),
+   * and budget counters past their window. A failure of either is logged (and tried again next round)
+   * without touching the other or the rest of the round: deadlines and stuck trees do not wait on a
+   * removal the store gave up on, nor on more than one round's share of a long one.
    */
   async #removeExpired(retentionMs: number): Promise<void> {
     const { clock, store, logger } = this.#services;
@@ -364,7 +371,7 @@ export class Recovery {
       });
     await store.budgets.deleteExpired(clock.now()).catch(failed);
     try {
-      const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs);
+      const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs, RETENTION_PER_ROUND);
       if (removed > 0) {
         logger.log({
           level: LogLevel.Debug,

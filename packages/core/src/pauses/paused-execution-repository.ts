@@ -102,6 +102,9 @@ export interface PausedExecutionRepository {
     args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
     fence?: Fence,
   ): Promise<PauseRecord | undefined>;
-  /** Removes Taken and Cancelled pauses resolved before `cutoff`; returns how many. Never Pending or Resolved. */
-  deleteResolvedBefore(cutoff: number): Promise<number>;
+  /**
+   * Removes Taken and Cancelled pauses resolved before `cutoff`, at most `limit` of them (all when it is
+   * not given); returns how many. Never Pending or Resolved.
+   */
+  deleteResolvedBefore(cutoff: number, limit?: number): Promise<number>;
 }

@@ -503,13 +503,14 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   }
 
   /**
-   * Removes in batches of {@link RETENTION_BATCH}, each its own transaction: a long backlog (retention
+   * Removes in batches of {@link RETENTION_BATCH}, each its own transaction, up to `limit`: a long backlog (retention
    * turned on, or shortened, over millions of pauses) never makes one statement that holds its locks,
    * or waits on the server, for minutes.
    */
-  async deleteResolvedBefore(cutoff: number): Promise<number> {
+  async deleteResolvedBefore(cutoff: number, limit = Number.POSITIVE_INFINITY): Promise<number> {
     let removed = 0;
-    for (;;) {
+    while (removed < limit) {
+      const size = Math.min(RETENTION_BATCH, limit - removed);
       const result = await inWriteTransaction(this.#store, (trx) =>
         trx
           .deleteFrom("agboss_pauses")
@@ -522,7 +523,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
                 .select(["tenant_id", "pause_id"])
                 .where("status", "in", [PauseStatus.Taken, PauseStatus.Cancelled])
                 .where("resolved_at", "<", cutoff)
-                .limit(RETENTION_BATCH)
+                .limit(size)
                 .$asTuple("tenant_id", "pause_id"),
             ),
           )
@@ -530,8 +531,9 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
       );
       const batch = Number(result.numDeletedRows);
       removed += batch;
-      if (batch < RETENTION_BATCH) return removed;
+      if (batch < size) return removed;
     }
+    return removed;
   }
 
   #change(args: {

@@ -215,10 +215,10 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
     expect(again.status).toBe(PauseStatus.Pending);
   });
 
-  test("pauses: deleteResolvedBefore removes a backlog longer than one batch, all of it", async () => {
+  test("pauses: deleteResolvedBefore removes a backlog longer than one batch, up to its limit, then the rest", async () => {
     const waiting = await pauses().findOrCreate(pauseRecord({ askedAt: 1 }));
     // A SQL store removes a thousand at a time, each in a transaction of its own.
-    const backlog = 1_001;
+    const backlog = 1_601;
     for (let from = 0; from < backlog; from += 50) {
       await Promise.all(
         Array.from({ length: Math.min(50, backlog - from) }, async () => {
@@ -227,7 +227,8 @@ export function pauseCases({ store, test, peerTest }: ConformanceContext): void 
         }),
       );
     }
-    expect(await pauses().deleteResolvedBefore(100)).toBe(backlog);
+    expect(await pauses().deleteResolvedBefore(100, 1_200)).toBe(1_200);
+    expect(await pauses().deleteResolvedBefore(100)).toBe(backlog - 1_200);
     expect((await pauses().list({ tenantId: "tenant-a" })).map((p) => p.pauseId)).toEqual([waiting.pauseId]);
   });
 

@@ -74,7 +74,7 @@ describe("createApp", () => {
     await clock.advance(29_999);
     expect(deleteSpy).not.toHaveBeenCalled();
     await clock.advance(1);
-    expect(deleteSpy).toHaveBeenCalledWith(clock.now() - 24 * 3_600_000);
+    expect(deleteSpy).toHaveBeenCalledWith(clock.now() - 24 * 3_600_000, 10_000);
     await app.close();
     expect(calls).toEqual(["init", "start", "stop"]);
     expect(closed).toBe(1);

@@ -231,9 +231,10 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
     );
   }
 
-  async deleteResolvedBefore(cutoff: number): Promise<number> {
+  async deleteResolvedBefore(cutoff: number, limit = Number.POSITIVE_INFINITY): Promise<number> {
     let deleted = 0;
     for (const [id, pause] of this.#pauses) {
+      if (deleted >= limit) break;
       const closed = pause.status === PauseStatus.Taken || pause.status === PauseStatus.Cancelled;
       if (!closed || pause.resolvedAt === undefined || pause.resolvedAt >= cutoff) continue;
       this.#pauses.delete(id);
