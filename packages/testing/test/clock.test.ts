@@ -186,7 +186,10 @@ describe("clock.advance in testWith", () => {
     expect(sweep).not.toHaveBeenCalled();
 
     await clock.advance(1);
-    expect(sweep).toHaveBeenCalledExactlyOnceWith(TEST_CLOCK_START + SWEEP_INTERVAL_MS - RETENTION_MS, 10_000);
+    expect(sweep).toHaveBeenCalledExactlyOnceWith(
+      TEST_CLOCK_START + SWEEP_INTERVAL_MS - RETENTION_MS,
+      10_000,
+    );
 
     await clock.advance(seconds(30));
     expect(sweep).toHaveBeenCalledTimes(2);
