@@ -4,10 +4,11 @@ import {
   STORE_MIGRATIONS,
   StoreMigrationProvider,
 } from "@agboss/store-kysely";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely } from "kysely";
 import { Migrator } from "kysely/migration";
 import pg from "pg";
 import { POSTGRES_CAPABILITIES } from "../src/index.js";
+import { SchemaScopedPostgresDialect } from "../src/schema-introspector.js";
 import { TEST_URL } from "./postgres-server.js";
 
 /**
@@ -17,8 +18,10 @@ import { TEST_URL } from "./postgres-server.js";
 export async function olderSchema(schema: string, before: string | number): Promise<void> {
   const count = typeof before === "number" ? before : STORE_MIGRATIONS.findIndex((m) => m.name === before);
   if (count <= 0) throw new Error(`no migration before ${String(before)}`);
+  // Scoped to `schema`, as the store's own migrator is: kysely's own introspector reads every schema, and
+  // fails when another test drops its schema at that moment.
   const db = new Kysely<unknown>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }),
+    dialect: new SchemaScopedPostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }, schema),
   }).withSchema(schema);
   try {
     const { error } = await new Migrator({
