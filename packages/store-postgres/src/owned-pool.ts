@@ -14,8 +14,8 @@ export interface OwnedPoolOptions {
  * Opens the pool a store owns: `bigint` columns come back as numbers (epochs, counters and epoch
  * milliseconds all fit in a double). The store watches it for lost connections (`watchPool`). Each
  * connection asks the server to end its session when it sits in a transaction without a statement for
- * `idleInTransactionTimeoutMs` (a startup parameter), and has TCP keepalive on, so that the operating system notices a peer gone while
- * the connection idles in the pool. @internal
+ * `idleInTransactionTimeoutMs` (a startup parameter), and has TCP keepalive on, so that the operating
+ * system notices a peer gone while the connection idles in the pool. @internal
  */
 export function openOwnedPool(options: OwnedPoolOptions): pg.Pool {
   return new pg.Pool({

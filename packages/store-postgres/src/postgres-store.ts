@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "@agboss/core";
 import { type AgbossDatabase, KyselyStore, StoreFault } from "@agboss/store-kysely";
-import { Kysely, type PostgresPool, sql } from "kysely";
+import { Kysely, sql } from "kysely";
 import { connectionTarget } from "./connection-target.js";
 import { openOwnedPool } from "./owned-pool.js";
 import { POSTGRES_CAPABILITIES } from "./postgres-capabilities.js";
@@ -8,7 +8,7 @@ import { postgresFaultOf } from "./postgres-faults.js";
 import type { PostgresStoreOptions } from "./postgres-store-options.js";
 import { storeClientPool } from "./prepared-statements.js";
 import { SchemaScopedPostgresDialect } from "./schema-introspector.js";
-import { endStalledBackend, StallGuard } from "./stalled-connections.js";
+import { type StallGuard, watchStalls } from "./stalled-connections.js";
 import { watchPool } from "./watched-pool.js";
 
 /** The environment variable that names the server when neither `connectionString` nor `pool` is given. */
@@ -67,8 +67,10 @@ export class PostgresStore extends KyselyStore {
       );
     }
     const owned = options.pool === undefined;
-    const stall = new StallGuard(
-      checkedTimeout("stallTimeoutMs", options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS, 100),
+    const stallTimeoutMs = checkedTimeout(
+      "stallTimeoutMs",
+      options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+      100,
     );
     const idleInTransactionTimeoutMs = checkedTimeout(
       "idleInTransactionTimeoutMs",
@@ -86,9 +88,7 @@ export class PostgresStore extends KyselyStore {
       });
     const target = connectionTarget(connectionString, options.pool);
     const watched = watchPool(pool, options.logger, options.clock);
-    const confirmBackend = stallsEndBackends(pool, stall);
-    stall.onStall = (backendPid) =>
-      endStalledBackend(pool, backendPid, stall.timeoutMs, options.logger, options.clock);
+    const stall = watchStalls(pool, stallTimeoutMs, options.logger, options.clock);
     const db = new Kysely<AgbossDatabase>({
       dialect: new SchemaScopedPostgresDialect(
         {
@@ -115,7 +115,7 @@ export class PostgresStore extends KyselyStore {
         ? () => db.destroy()
         : async () => {
             watched.unwatch();
-            confirmBackend.stop();
+            stall.stop();
           },
     });
     try {
@@ -150,34 +150,6 @@ function checkedSchema(schema: string): string {
     );
   }
   return schema;
-}
-
-/**
- * Has each new connection of `pool` confirm its server process (`pg_backend_pid()` against the process id
- * the server announced, a query queued ahead of the connection's first use) into `stall.backends`: only
- * a confirmed process is ended when its connection stalls. Nothing when stalls are not watched.
- */
-function stallsEndBackends(pool: PostgresPool, stall: StallGuard): { stop(): void } {
-  const emitter = pool as unknown as {
-    on?(event: "connect", listener: (client: unknown) => void): unknown;
-    off?(event: "connect", listener: (client: unknown) => void): unknown;
-  };
-  if (stall.timeoutMs === 0 || typeof emitter.on !== "function") return { stop() {} };
-  const confirm = (client: unknown) => {
-    const announced = (client as { processID?: unknown }).processID;
-    const query = (client as { query?: unknown }).query;
-    if (typeof announced !== "number" || typeof query !== "function") return;
-    (client as { query(text: string): Promise<{ rows: { pid?: unknown }[] }> })
-      .query("select pg_backend_pid() as pid")
-      .then(
-        (result) => {
-          if (result.rows[0]?.pid === announced) stall.backends.set(client as object, announced);
-        },
-        () => undefined,
-      );
-  };
-  emitter.on("connect", confirm);
-  return { stop: () => emitter.off?.("connect", confirm) };
 }
 
 function checkedTimeout(name: string, value: number, least: number): number {

@@ -10,28 +10,33 @@ export const STALLED_CODE = "ETIMEDOUT";
  * that answers nothing for `timeoutMs` while a statement waits (a connection that broke without either
  * side hearing of it, a server or a network that stopped, a lock held by someone who stopped) has its
  * connection closed by the store: the statement fails as on a lost connection, and the store retries it
- * where that is safe. Migrations are never cut short: they may wait on another instance's migration, or
- * build an index over millions of rows, for longer. @internal
+ * where that is safe. First the connection's server process is ended ({@link endStalledBackend}), when
+ * the connection confirmed it as it opened: a backend that was only frozen would otherwise run what it
+ * was sent once it thaws, after the store has run it again elsewhere. Migrations are never cut short:
+ * they may wait on another instance's migration, or build an index over millions of rows, for longer.
+ * Made by {@link watchStalls}. @internal
  */
 export class StallGuard {
   readonly timeoutMs: number;
-  /**
-   * Called with the server process of a connection just given up (see {@link endStalledBackend}): a
-   * backend that was only frozen would otherwise run what it was sent once it thaws, after the store
-   * has run it again elsewhere.
-   */
-  onStall: ((backendPid: number) => Promise<void>) | undefined;
   /**
    * The server process behind each connection, once the connection confirmed it (`pg_backend_pid()`
    * equal to the process id the server announced): behind a pooler such as PgBouncer the announced id is
    * the pooler's own, and ending "that" process could end someone else's session, so such a connection's
    * process is never ended.
    */
-  readonly backends = new WeakMap<object, number>();
+  readonly #backends = new WeakMap<object, number>();
+  readonly #endBackend: (backendPid: number) => Promise<void>;
+  readonly #stop: () => void;
   #suspended = 0;
 
-  constructor(timeoutMs: number) {
+  constructor(
+    timeoutMs: number,
+    endBackend: (backendPid: number) => Promise<void>,
+    confirmOn: (confirm: (client: unknown) => void) => () => void,
+  ) {
     this.timeoutMs = timeoutMs;
+    this.#endBackend = endBackend;
+    this.#stop = timeoutMs > 0 ? confirmOn((client) => this.#confirm(client)) : () => undefined;
   }
 
   /** Whether a silent connection is given up now (not while a migration runs). */
@@ -48,6 +53,58 @@ export class StallGuard {
       this.#suspended -= 1;
     }
   }
+
+  /** Ends the server process of `client`, given up as stalled, when it confirmed it; undefined otherwise. */
+  endBackendOf(client: object): Promise<void> | undefined {
+    const pid = this.#backends.get(client);
+    return pid === undefined ? undefined : this.#endBackend(pid);
+  }
+
+  /** Stops confirming new connections (on a pool the store does not own, when it closes). */
+  stop(): void {
+    this.#stop();
+  }
+
+  /** Has a new connection confirm its server process, in a query queued ahead of its first use. */
+  #confirm(client: unknown): void {
+    const announced = (client as { processID?: unknown }).processID;
+    const query = (client as { query?: unknown }).query;
+    if (typeof announced !== "number" || typeof query !== "function") return;
+    (client as { query(text: string): Promise<{ rows: { pid?: unknown }[] }> })
+      .query("select pg_backend_pid() as pid")
+      .then(
+        (result) => {
+          if (result.rows[0]?.pid === announced) this.#backends.set(client as object, announced);
+        },
+        () => undefined,
+      );
+  }
+}
+
+/**
+ * The {@link StallGuard} of a store on `pool`: each new connection of the pool confirms its server
+ * process, and a stalled one's process is ended on a connection of its own. Nothing is confirmed when
+ * `timeoutMs` is 0 (stalls not watched). @internal
+ */
+export function watchStalls(
+  pool: PostgresPool,
+  timeoutMs: number,
+  logger: Logger | undefined,
+  clock: Clock | undefined,
+): StallGuard {
+  const emitter = pool as unknown as {
+    on?(event: "connect", listener: (client: unknown) => void): unknown;
+    off?(event: "connect", listener: (client: unknown) => void): unknown;
+  };
+  return new StallGuard(
+    timeoutMs,
+    (backendPid) => endStalledBackend(pool, backendPid, timeoutMs, logger, clock),
+    (confirm) => {
+      if (typeof emitter.on !== "function") return () => undefined;
+      emitter.on("connect", confirm);
+      return () => emitter.off?.("connect", confirm);
+    },
+  );
 }
 
 /** What a connection's statements tell the watch: one was sent, one was answered. */
@@ -64,12 +121,12 @@ const UNWATCHED: ReplyWatch = { sent() {}, answered() {} };
  * whether the server answered anything in the last full timeout, and when it has not, destroys the
  * client's socket with an error of code {@link STALLED_CODE}. `pg` then fails whatever waits on the
  * connection with that error, marks the client unusable (the pool drops it when it comes back) and
- * emits `error` on it (the store's pool watch logs it as `store.connection-lost`). Before that, when the
- * connection confirmed its server process ({@link StallGuard.backends}), the guard's `onStall` ends that
- * process ({@link endStalledBackend}), and the socket is destroyed once that settled. Time is the monotonic clock's, so a wall-clock step gives nothing up; an event loop blocked
- * for the whole timeout does, as a reply read late looks like none. A statement costs a clock read and
- * two counts; the timer runs only while statements wait. Works on `pg`'s own client, whose socket it
- * reaches; any other client is not watched. @internal
+ * emits `error` on it (the store's pool watch logs it as `store.connection-lost`). Before that the
+ * guard ends the connection's server process, when it can ({@link StallGuard.endBackendOf}), and the
+ * socket is destroyed once that settled. Time is the monotonic clock's, so a wall-clock step gives
+ * nothing up; an event loop blocked for the whole timeout does, as a reply read late looks like none.
+ * A statement costs a clock read and two counts; the timer runs only while statements wait. Works on
+ * `pg`'s own client, whose socket it reaches; any other client is not watched. @internal
  */
 export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | undefined): ReplyWatch {
   const socket = (client as { connection?: { stream?: Destroyable } }).connection?.stream;
@@ -96,8 +153,7 @@ export function replyWatchOf(client: PostgresPoolClient, guard: StallGuard | und
     waiting = 0;
     // The server process is ended first, and only then does what waits here fail (and run again
     // elsewhere): a process that was only frozen must not run it late, after the store ran it again.
-    const pid = guard.backends.get(client);
-    const ending = pid === undefined ? undefined : guard.onStall?.(pid);
+    const ending = guard.endBackendOf(client);
     const stalled = Math.round(now - heard);
     const giveUp = () =>
       socket.destroy(

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { POSTGRES_CAPABILITIES, PostgresStore, postgresFaultOf } from "../src/index.js";
 import { watchPool } from "../src/watched-pool.js";
 import { checkpoint, checkpointConfig, META, pause } from "./fixtures.js";
-import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
+import { dropSchema, TEST_URL, uniqueSchema, waitFor } from "./postgres-server.js";
 
 // These tests terminate PostgreSQL backends, but only their own: each store gets an `appName` no other
 // store uses, and only backends with that application_name are ever terminated.
@@ -71,16 +71,6 @@ async function waiting(application: string): Promise<{ pid: number; query: strin
     [application],
   );
   return rows;
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** A second connection that holds locks on the store's tables for as long as a test needs. */

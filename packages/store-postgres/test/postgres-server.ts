@@ -48,3 +48,17 @@ export function dropSchema(schema: string): Promise<void> {
     await client.query(`drop schema if exists ${pg.escapeIdentifier(schema)} cascade`);
   });
 }
+
+/** Polls `probe` every 20 ms until it gives a value; fails naming `what` after 10 s. */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -9,7 +9,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { PostgresStore, postgresFaultOf } from "../src/index.js";
 import { pause } from "./fixtures.js";
-import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
+import { dropSchema, TEST_URL, uniqueSchema, waitFor } from "./postgres-server.js";
 
 // Connections that go silent, made so for real: the server's own backend processes for the store's
 // connections are frozen with SIGSTOP (only backends whose application_name this test gave its store,
@@ -347,14 +347,4 @@ async function startHolder(
     });
   });
   return child;
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -365,24 +365,24 @@ export class Recovery {
       logger.log({
         level: LogLevel.Warn,
         event: "sweep.retention-failed",
-        message: `Removing resolved pauses or spent budget counters failed; the next round tries again: ${String(error)}`,
+        message:
+          "Removing resolved pauses or spent budget counters failed; the next round tries again: " +
+          String(error),
         fields: {},
         at: clock.now(),
       });
+    const removed = await store.pauses
+      .deleteResolvedBefore(clock.now() - retentionMs, RETENTION_PER_ROUND)
+      .catch(failed);
     await store.budgets.deleteExpired(clock.now()).catch(failed);
-    try {
-      const removed = await store.pauses.deleteResolvedBefore(clock.now() - retentionMs, RETENTION_PER_ROUND);
-      if (removed > 0) {
-        logger.log({
-          level: LogLevel.Debug,
-          event: "sweep.pauses-removed",
-          message: `removed ${removed} resolved pauses`,
-          fields: { removed },
-          at: clock.now(),
-        });
-      }
-    } catch (error) {
-      failed(error);
+    if (removed !== undefined && removed > 0) {
+      logger.log({
+        level: LogLevel.Debug,
+        event: "sweep.pauses-removed",
+        message: `removed ${removed} resolved pauses`,
+        fields: { removed },
+        at: clock.now(),
+      });
     }
   }
 

@@ -503,9 +503,9 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   }
 
   /**
-   * Removes in batches of {@link RETENTION_BATCH}, each its own transaction, up to `limit`: a long backlog (retention
-   * turned on, or shortened, over millions of pauses) never makes one statement that holds its locks,
-   * or waits on the server, for minutes.
+   * Removes in batches of {@link RETENTION_BATCH}, each its own transaction, up to `limit`: a long
+   * backlog (retention turned on, or shortened, over millions of pauses) never makes one statement that
+   * holds its locks, or waits on the server, for minutes.
    */
   async deleteResolvedBefore(cutoff: number, limit = Number.POSITIVE_INFINITY): Promise<number> {
     let removed = 0;
