@@ -1,10 +1,11 @@
 import { PauseStatus } from "@agboss/core";
 import type { BudgetSpend } from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
-import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
+import { type CompiledQuery, Kysely } from "kysely";
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import { POSTGRES_CAPABILITIES, PostgresStore } from "../src/index.js";
+import { SchemaScopedPostgresDialect } from "../src/schema-introspector.js";
 import { olderSchema } from "./older-schema.js";
 import { dropSchema, TEST_URL, uniqueSchema, withClient } from "./postgres-server.js";
 
@@ -70,7 +71,7 @@ describe("the budget ledger and the resolved-pauses index on Postgres", () => {
     const name = schema();
     const queries: CompiledQuery[] = [];
     const db = new Kysely<AgbossDatabase>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }),
+      dialect: new SchemaScopedPostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }, name),
       log: (event) => {
         if (event.level === "query") queries.push(event.query);
       },

@@ -2,10 +2,11 @@ import { randomBytes, randomInt } from "node:crypto";
 import { LeaseLostError, type LogEntry, PauseStatus, type Store, StoreUnavailableError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely } from "kysely";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { POSTGRES_CAPABILITIES, PostgresStore, postgresFaultOf } from "../src/index.js";
+import { SchemaScopedPostgresDialect } from "../src/schema-introspector.js";
 import { watchPool } from "../src/watched-pool.js";
 import { checkpoint, checkpointConfig, META, pause } from "./fixtures.js";
 import { dropSchema, TEST_URL, uniqueSchema, waitFor } from "./postgres-server.js";
@@ -290,7 +291,9 @@ describe("a storm of terminations under a steady load", () => {
     const logs: LogEntry[] = [];
     const pool = new pg.Pool({ connectionString: TEST_URL, application_name: application });
     const watched = watchPool(pool, { log: (entry) => logs.push(entry) }, undefined);
-    const db = new Kysely<AgbossDatabase>({ dialect: new PostgresDialect({ pool: watched.pool }) });
+    const db = new Kysely<AgbossDatabase>({
+      dialect: new SchemaScopedPostgresDialect({ pool: watched.pool }, schema),
+    });
     const store = new KyselyStore({
       db,
       capabilities: { ...POSTGRES_CAPABILITIES, groupCommit: true },

@@ -1,9 +1,10 @@
 import { PauseStatus } from "@agboss/core";
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
-import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
+import { type CompiledQuery, Kysely } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { POSTGRES_CAPABILITIES } from "../src/index.js";
+import { SchemaScopedPostgresDialect } from "../src/schema-introspector.js";
 import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
 
 const COUNT = 50_000;
@@ -17,7 +18,7 @@ describe("pause lookups among 50,000 pending pauses on Postgres", () => {
   const pool = new pg.Pool({ connectionString: TEST_URL, max: 2 });
   const queries: CompiledQuery[] = [];
   const db = new Kysely<AgbossDatabase>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new SchemaScopedPostgresDialect({ pool }, schema),
     log: (event) => {
       if (event.level === "query") queries.push(event.query);
     },

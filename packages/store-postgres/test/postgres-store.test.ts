@@ -10,6 +10,7 @@ import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { POSTGRES_CAPABILITIES, POSTGRES_URL_ENV, PostgresStore, postgresStore } from "../src/index.js";
+import { SchemaScopedPostgresDialect } from "../src/schema-introspector.js";
 import { checkpoint, checkpointConfig, META, pause } from "./fixtures.js";
 import { dropSchema, TEST_URL, uniqueSchema, withClient } from "./postgres-server.js";
 
@@ -199,6 +200,30 @@ describe("opening while other schemas come and go", () => {
       await churn;
     }
   });
+  test("describes its own schema's tables and columns as kysely's introspector does", async () => {
+    const name = schema();
+    await openStore(name);
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1 });
+    const scoped = new Kysely<unknown>({ dialect: new SchemaScopedPostgresDialect({ pool }, name) });
+    const plain = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+    try {
+      const kyselys = (await plain.introspection.getTables({ withInternalKyselyTables: true }))
+        .filter((table) => table.schema === name)
+        .sort((a, b) => a.name.localeCompare(b.name));
+      const ours = await scoped.introspection.getTables({ withInternalKyselyTables: true });
+      expect(kyselys.map((table) => table.name)).toContain("agboss_pauses");
+      const shape = (tables: typeof ours) =>
+        tables.map((table) => ({
+          ...table,
+          columns: table.columns
+            .map(({ comment: _, dataTypeSchema: __, ...column }) => column)
+            .sort((a, b) => a.name.localeCompare(b.name)),
+        }));
+      expect(shape([...ours].sort((a, b) => a.name.localeCompare(b.name)))).toEqual(shape(kyselys));
+    } finally {
+      await pool.end();
+    }
+  });
 });
 
 describe("PostgresStore", () => {
@@ -325,7 +350,7 @@ describe("without row locks (why lockRowsForUpdate is on)", () => {
   test("a takeover would commit while a fenced write it supersedes is still in flight", async () => {
     const name = schema();
     const unlocked = new Kysely<AgbossDatabase>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }),
+      dialect: new SchemaScopedPostgresDialect({ pool: new pg.Pool({ connectionString: TEST_URL }) }, name),
     });
     const a = new KyselyStore({
       db: unlocked,

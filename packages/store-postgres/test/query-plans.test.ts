@@ -1,5 +1,5 @@
 import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
-import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
+import { type CompiledQuery, Kysely } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
@@ -10,6 +10,7 @@ import {
   type SeededRows,
 } from "../../store-kysely/test/plan-workload.js";
 import { POSTGRES_CAPABILITIES } from "../src/index.js";
+import { SchemaScopedPostgresDialect } from "../src/schema-introspector.js";
 import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
 
 const TREES = 20_000;
@@ -46,7 +47,7 @@ describe(`the pause, resume and sweep paths among ${TREES.toLocaleString("en-US"
   const pool = new pg.Pool({ connectionString: TEST_URL, max: 2 });
   const queries: CompiledQuery[] = [];
   const db = new Kysely<AgbossDatabase>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new SchemaScopedPostgresDialect({ pool }, schema),
     log: (event) => {
       if (event.level === "query") queries.push(event.query);
     },
