@@ -6,16 +6,13 @@ export interface OwnedPoolOptions {
   readonly appName: string | undefined;
   readonly maxConnections: number | undefined;
   readonly connectTimeoutMs: number | undefined;
-  /** The server ends a session left idle in a transaction this long (0: never). */
-  readonly idleInTransactionTimeoutMs: number;
 }
 
 /**
  * Opens the pool a store owns: `bigint` columns come back as numbers (epochs, counters and epoch
- * milliseconds all fit in a double). The store watches it for lost connections (`watchPool`). Each
- * connection asks the server to end its session when it sits in a transaction without a statement for
- * `idleInTransactionTimeoutMs` (a startup parameter), and has TCP keepalive on, so that the operating
- * system notices a peer gone while the connection idles in the pool. @internal
+ * milliseconds all fit in a double). The store watches it for lost and silent connections (`watchPool`,
+ * `watchStalls`, which also sets the session idle timeout). Each connection has TCP keepalive on, so
+ * that the operating system notices a peer gone while the connection idles in the pool. @internal
  */
 export function openOwnedPool(options: OwnedPoolOptions): pg.Pool {
   return new pg.Pool({
@@ -25,9 +22,6 @@ export function openOwnedPool(options: OwnedPoolOptions): pg.Pool {
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    ...(options.idleInTransactionTimeoutMs > 0
-      ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }
-      : {}),
     types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
   });
 }

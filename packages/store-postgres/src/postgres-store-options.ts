@@ -43,14 +43,17 @@ export interface PostgresStoreOptions {
   readonly stallTimeoutMs?: number;
   /**
    * How long a session of the pool the store opens may sit in a transaction without a statement before
-   * the server ends it (`idle_in_transaction_session_timeout`), in milliseconds: 0 (off, the default),
-   * or 1000 to 2147483647. A store process frozen or cut off in the middle of a write then lets go of
-   * its row locks after this long, instead of keeping the other instances' writes to the same tree
-   * waiting. The store's own transactions never wait on anything but the database. Keep it below
-   * `stallTimeoutMs` (half of it, say), so that a statement waiting behind such a session gets its lock
-   * before it counts as silent. Sent as a startup parameter, which PgBouncer refuses: set it only when
-   * the store connects straight to PostgreSQL (behind PgBouncer, set its `idle_transaction_timeout`).
-   * Ignored for a `pool` you pass: set it in that pool's own options.
+   * the server ends it (`idle_in_transaction_session_timeout`), in milliseconds: 0 (off), or 1000 to
+   * 2147483647. Default: half of `stallTimeoutMs`, at least 1000 (15000 with its default, and when it is 0). A
+   * store process frozen or cut off in the middle of a write then lets go of its row locks after this
+   * long, instead of keeping the other instances' writes to the same tree waiting. The store's own
+   * transactions never wait on anything but the database. Keep it below `stallTimeoutMs`, so that a
+   * statement waiting behind such a session gets its lock before it counts as silent.
+   * Set on each connection, as it opens, only when the connection reaches PostgreSQL itself (its
+   * `pg_backend_pid()` is the process id the server announced). Behind a pooler such as PgBouncer the
+   * session would go on to serve other clients, so nothing is set (a `store.idle-timeout-not-set`
+   * warning says so when you gave a value): set the pooler's own timeout (PgBouncer:
+   * `idle_transaction_timeout`). Not set on a `pool` you pass: set it in that pool's own options.
    */
   readonly idleInTransactionTimeoutMs?: number;
   /**

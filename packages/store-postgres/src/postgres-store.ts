@@ -74,7 +74,7 @@ export class PostgresStore extends KyselyStore {
     );
     const idleInTransactionTimeoutMs = checkedTimeout(
       "idleInTransactionTimeoutMs",
-      options.idleInTransactionTimeoutMs ?? 0,
+      options.idleInTransactionTimeoutMs ?? defaultIdleTimeout(stallTimeoutMs),
       1_000,
     );
     const pool =
@@ -84,11 +84,25 @@ export class PostgresStore extends KyselyStore {
         appName: options.appName,
         maxConnections: options.maxConnections,
         connectTimeoutMs: options.connectTimeoutMs,
-        idleInTransactionTimeoutMs,
       });
     const target = connectionTarget(connectionString, options.pool);
     const watched = watchPool(pool, options.logger, options.clock);
-    const stall = watchStalls(pool, stallTimeoutMs, options.logger, options.clock);
+    // The session idle timeout only on the pool the store opens: an application's own pool keeps its
+    // sessions as it set them.
+    const stall = watchStalls(
+      pool,
+      stallTimeoutMs,
+      options.logger,
+      options.clock,
+      owned
+        ? {
+            ms: idleInTransactionTimeoutMs,
+            given: options.idleInTransactionTimeoutMs !== undefined,
+            logger: options.logger,
+            clock: options.clock,
+          }
+        : undefined,
+    );
     const db = new Kysely<AgbossDatabase>({
       dialect: new SchemaScopedPostgresDialect(
         {
@@ -150,6 +164,14 @@ function checkedSchema(schema: string): string {
     );
   }
   return schema;
+}
+
+/**
+ * Half the stall timeout (at least a second), so that a write waiting behind a frozen session's row
+ * locks gets them before it counts as silent; 15 s when stalls are not watched.
+ */
+function defaultIdleTimeout(stallTimeoutMs: number): number {
+  return stallTimeoutMs > 0 ? Math.max(1_000, Math.floor(stallTimeoutMs / 2)) : 15_000;
 }
 
 function checkedTimeout(name: string, value: number, least: number): number {

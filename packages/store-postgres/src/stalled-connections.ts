@@ -27,16 +27,23 @@ export class StallGuard {
   readonly #backends = new WeakMap<object, number>();
   readonly #endBackend: (backendPid: number) => Promise<void>;
   readonly #stop: () => void;
+  readonly #sessionIdle: SessionIdleTimeout | undefined;
   #suspended = 0;
+  #idleNotSetSaid = false;
 
   constructor(
     timeoutMs: number,
     endBackend: (backendPid: number) => Promise<void>,
     confirmOn: (confirm: (client: unknown) => void) => () => void,
+    sessionIdle?: SessionIdleTimeout,
   ) {
     this.timeoutMs = timeoutMs;
     this.#endBackend = endBackend;
-    this.#stop = timeoutMs > 0 ? confirmOn((client) => this.#confirm(client)) : () => undefined;
+    this.#sessionIdle = sessionIdle !== undefined && sessionIdle.ms > 0 ? sessionIdle : undefined;
+    this.#stop =
+      timeoutMs > 0 || this.#sessionIdle !== undefined
+        ? confirmOn((client) => this.#confirm(client))
+        : () => undefined;
   }
 
   /** Whether a silent connection is given up now (not while a migration runs). */
@@ -65,32 +72,78 @@ export class StallGuard {
     this.#stop();
   }
 
-  /** Has a new connection confirm its server process, in a query queued ahead of its first use. */
+  /**
+   * Has a new connection confirm its server process, in a query queued ahead of its first use; with a
+   * session idle timeout, the same query sets it on a connection that reached PostgreSQL itself.
+   */
   #confirm(client: unknown): void {
     const announced = (client as { processID?: unknown }).processID;
     const query = (client as { query?: unknown }).query;
     if (typeof announced !== "number" || typeof query !== "function") return;
-    (client as { query(text: string): Promise<{ rows: { pid?: unknown }[] }> })
-      .query("select pg_backend_pid() as pid")
+    const idle = this.#sessionIdle;
+    const [text, values] =
+      idle === undefined
+        ? ["select pg_backend_pid() as pid", []]
+        : [
+            // Behind a pooler the announced id is the pooler's: a session setting there would stay on a
+            // server connection that other clients go on to use, so nothing is set.
+            `select pg_backend_pid() as pid, case when pg_backend_pid() = $1
+               then set_config('idle_in_transaction_session_timeout', $2, false) end as idle`,
+            [announced, String(idle.ms)],
+          ];
+    (client as { query(text: string, values: unknown[]): Promise<{ rows: { pid?: unknown }[] }> })
+      .query(text, values)
       .then(
         (result) => {
           if (result.rows[0]?.pid === announced) this.#backends.set(client as object, announced);
+          else if (idle !== undefined) this.#idleNotSet(idle);
         },
         () => undefined,
       );
   }
+
+  /** Says once that the pool's connections go through a pooler, where the idle timeout is not set. */
+  #idleNotSet(idle: SessionIdleTimeout): void {
+    if (this.#idleNotSetSaid) return;
+    this.#idleNotSetSaid = true;
+    idle.logger?.log({
+      level: idle.given ? LogLevel.Warn : LogLevel.Debug,
+      event: "store.idle-timeout-not-set",
+      message:
+        "The store's connections go through a pooler (such as PgBouncer), so the server is not asked to " +
+        `end a session left idle in a transaction (idleInTransactionTimeoutMs ${idle.ms}). Set the ` +
+        "pooler's own timeout for that (PgBouncer: idle_transaction_timeout).",
+      fields: { idleInTransactionTimeoutMs: idle.ms },
+      at: idle.clock?.now() ?? Date.now(),
+    });
+  }
+}
+
+/**
+ * `idle_in_transaction_session_timeout` for each connection of the pool the store opens, in
+ * milliseconds (0: not set). `given` when the application chose it (then a pooler that keeps it from
+ * being set is worth a warning). @internal
+ */
+export interface SessionIdleTimeout {
+  readonly ms: number;
+  readonly given: boolean;
+  readonly logger: Logger | undefined;
+  readonly clock: Clock | undefined;
 }
 
 /**
  * The {@link StallGuard} of a store on `pool`: each new connection of the pool confirms its server
- * process, and a stalled one's process is ended on a connection of its own. Nothing is confirmed when
- * `timeoutMs` is 0 (stalls not watched). @internal
+ * process, and a stalled one's process is ended on a connection of its own. With `sessionIdle`, each
+ * connection that reached PostgreSQL itself is also asked to end its session when it sits idle in a
+ * transaction that long. Nothing is confirmed when `timeoutMs` is 0 (stalls not watched) and no session
+ * idle timeout is set. @internal
  */
 export function watchStalls(
   pool: PostgresPool,
   timeoutMs: number,
   logger: Logger | undefined,
   clock: Clock | undefined,
+  sessionIdle?: SessionIdleTimeout,
 ): StallGuard {
   const emitter = pool as unknown as {
     on?(event: "connect", listener: (client: unknown) => void): unknown;
@@ -104,6 +157,7 @@ export function watchStalls(
       emitter.on("connect", confirm);
       return () => emitter.off?.("connect", confirm);
     },
+    sessionIdle,
   );
 }
 

@@ -9,6 +9,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { PostgresStore, postgresFaultOf } from "../src/index.js";
 import { pause } from "./fixtures.js";
+import { poolerStandIn } from "./pooler-stand-in.js";
 import { dropSchema, TEST_URL, uniqueSchema, waitFor } from "./postgres-server.js";
 
 // Connections that go silent, made so for real: the server's own backend processes for the store's
@@ -33,13 +34,15 @@ async function openStore(
     stallTimeoutMs?: number;
     idleInTransactionTimeoutMs?: number;
     preparedStatements?: boolean;
+    connectionString?: string;
+    pool?: pg.Pool;
   } = {},
 ) {
   const schema = uniqueSchema();
   const appName = `stalls-${randomBytes(6).toString("hex")}`;
   const logs: LogEntry[] = [];
   const store = await PostgresStore.open({
-    connectionString: TEST_URL,
+    ...(options.pool === undefined ? { connectionString: TEST_URL } : {}),
     schema,
     appName,
     maxConnections: 2,
@@ -49,6 +52,15 @@ async function openStore(
   cleanups.push(() => dropSchema(schema));
   cleanups.push(() => store.close());
   return { store, schema, appName, application: `agboss:${appName}`, logs };
+}
+
+/** The session's idle-in-transaction timeout on a connection of a store opened with `options`. */
+async function idleSetting(options: Parameters<typeof openStore>[0]): Promise<string | undefined> {
+  const { store } = await openStore(options);
+  const { rows } = await sql<{
+    idle_in_transaction_session_timeout: string;
+  }>`show idle_in_transaction_session_timeout`.execute(store.db);
+  return rows[0]?.idle_in_transaction_session_timeout;
 }
 
 /** The server's processes for the connections named `application`. */
@@ -279,17 +291,16 @@ describe("a store frozen inside a transaction (its process stopped with SIGSTOP)
     expect((await store.leases.find("acme/t-idle"))?.epoch).toBe(1);
   });
 
-  test("the session setting: off by default (a pooler such as PgBouncer refuses it), as given otherwise", async () => {
-    const setting = async (options: Parameters<typeof openStore>[0]) => {
-      const { store } = await openStore(options);
-      const { rows } = await sql<{
-        idle_in_transaction_session_timeout: string;
-      }>`show idle_in_transaction_session_timeout`.execute(store.db);
-      return rows[0]?.idle_in_transaction_session_timeout;
-    };
-    expect(await setting({})).toBe("0");
-    expect(await setting({ idleInTransactionTimeoutMs: 2_500 })).toBe("2500ms");
-    expect(await setting({ preparedStatements: false, idleInTransactionTimeoutMs: 4_000 })).toBe("4s");
+  test("the session setting: half the stall timeout by default, as given otherwise, 0 for off; never on a pool the application passes", async () => {
+    expect(await idleSetting({})).toBe("15s");
+    expect(await idleSetting({ stallTimeoutMs: 4_000 })).toBe("2s");
+    expect(await idleSetting({ stallTimeoutMs: 0 })).toBe("15s");
+    expect(await idleSetting({ idleInTransactionTimeoutMs: 2_500 })).toBe("2500ms");
+    expect(await idleSetting({ preparedStatements: false, idleInTransactionTimeoutMs: 4_000 })).toBe("4s");
+    expect(await idleSetting({ idleInTransactionTimeoutMs: 0 })).toBe("0");
+    const pool = new pg.Pool({ connectionString: TEST_URL, max: 1 });
+    cleanups.push(() => pool.end());
+    expect(await idleSetting({ pool })).toBe("0");
   });
 
   test("timeouts out of range are refused when the store opens", async () => {
@@ -348,3 +359,49 @@ async function startHolder(
   });
   return child;
 }
+
+describe("behind a pooler (a stand-in that, like PgBouncer, announces a process id that is not the server's)", () => {
+  test("the session idle timeout is not set, since the session would outlive the store's use of it; a given one is warned of once", async () => {
+    const pooler = await poolerStandIn(TEST_URL);
+    cleanups.push(() => pooler.close());
+    const given = await openStore({ connectionString: pooler.url, idleInTransactionTimeoutMs: 2_500 });
+    const { rows } = await sql<{
+      idle_in_transaction_session_timeout: string;
+    }>`show idle_in_transaction_session_timeout`.execute(given.store.db);
+    expect(rows[0]?.idle_in_transaction_session_timeout).toBe("0");
+    await given.store.threads.findByTenantIdAndThreadId("acme", "none");
+    const said = given.logs.filter((log) => log.event === "store.idle-timeout-not-set");
+    expect(said.map((log) => log.level)).toEqual(["warn"]);
+    expect(said[0]?.message).toMatch(/idle_transaction_timeout/);
+
+    const defaulted = await openStore({ connectionString: pooler.url });
+    expect(await idleSetting({ connectionString: pooler.url })).toBe("0");
+    await waitFor(
+      () => defaulted.logs.find((log) => log.event === "store.idle-timeout-not-set"),
+      "the store to note the pooler",
+    );
+    expect(defaulted.logs.find((log) => log.event === "store.idle-timeout-not-set")?.level).toBe("debug");
+  });
+
+  test("a stalled connection is given up, but its server process, which the store could not confirm as its own, is not ended", async () => {
+    const pooler = await poolerStandIn(TEST_URL);
+    cleanups.push(() => pooler.close());
+    const { store, application, logs } = await openStore({
+      connectionString: pooler.url,
+      stallTimeoutMs: 1_000,
+    });
+    const asked = await store.pauses.findOrCreate(pause());
+    const frozen = await backends(application);
+    expect(frozen.length).toBeGreaterThan(0);
+    freeze(frozen);
+
+    expect(await store.pauses.findByTenantIdAndPauseId("acme", asked.pauseId)).toEqual(asked);
+    expect(stalls(logs).length).toBeGreaterThanOrEqual(1);
+    expect(ended(logs)).toEqual([]);
+    for (const pid of frozen) thaw(pid);
+    // The pooler kept those server connections: their processes still run once thawed.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const running = await backends(application);
+    expect(frozen.every((pid) => running.includes(pid))).toBe(true);
+  });
+});
