@@ -283,6 +283,11 @@ describe("a storm of terminations under a steady load", () => {
     await storm(await openStore(), "");
   });
 
+  test("with a single attempt, commits are lost: a checkpoint write that resolved is missing only when the store refuses every later write under the lease", async () => {
+    const { commitLost } = await storm(await openStore({ retry: { attempts: 1 } }), " (one attempt)");
+    expect(commitLost).toBe(true);
+  });
+
   test("the same with group commit (SQLite's path): a group that meets a fault runs every unit it carried again", async () => {
     // Postgres stores never group their commits; this store does, to put the dialect-neutral group
     // path (savepoints, carried units) under real connection losses.
@@ -315,7 +320,7 @@ describe("a storm of terminations under a steady load", () => {
 async function storm(
   { store, application, logs }: { store: Store; application: string; logs: LogEntry[] },
   label: string,
-): Promise<void> {
+): Promise<{ commitLost: boolean }> {
   const fence: Fence = (await store.leases.acquire({
     key: "acme/storm",
     holder: "a",
@@ -390,8 +395,20 @@ async function storm(
   expect(lostConnections(logs).length).toBeGreaterThan(0);
   expect(resolvedToNothing).toBe(0);
 
-  // After the storm: what resolved is there; what failed with "nothing was written" is not.
+  // A pass's checkpoint write resolves before its commit (the pass's next write joins it). By design a
+  // commit whose attempts were all spent loses such writes, and the store then refuses every later write
+  // under the lease, a renewal included, so the holder never builds on them: the probe says which.
+  const probe = await store.leases.renew({ fence, now: 1, ttlMs: 3_600_000 }).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  const commitLost = probe instanceof StoreUnavailableError && /would build on it/.test(probe.message);
+  if (probe !== undefined && !commitLost) throw probe;
+
+  // After the storm: what resolved is there (a checkpoint only when no commit was lost); what failed
+  // with "nothing was written" is not.
   let unknownButCommitted = 0;
+  let resolvedButLost = 0;
   for (const entry of pauses) {
     const stored = await store.pauses.findByTenantIdAndPauseId("acme", entry.pauseId);
     if (entry.created === "unknown" && stored !== undefined) unknownButCommitted += 1;
@@ -402,7 +419,8 @@ async function storm(
   }
   for (const entry of checkpoints) {
     const stored = await store.checkpointer.getTuple(checkpointConfig(entry.threadId, undefined, entry.id));
-    if (entry.outcome === "ok") expect(stored?.checkpoint.id).toBe(entry.id);
+    if (entry.outcome === "ok" && stored === undefined && commitLost) resolvedButLost += 1;
+    else if (entry.outcome === "ok") expect(stored?.checkpoint.id).toBe(entry.id);
     if (entry.outcome === "unavailable") expect(stored).toBeUndefined();
     if (entry.outcome === "unknown" && stored !== undefined) unknownButCommitted += 1;
   }
@@ -412,9 +430,11 @@ async function storm(
       `storm${label}: ${operations} operations, ${rounds} rounds terminating ${terminations} backends; ` +
         `failed: ${failures.unavailable} unavailable, ${failures.unknown} outcome unknown ` +
         `(${unknownButCommitted} of which had committed), ${failures.other.length} other; ` +
+        `${commitLost ? `a commit lost, ${resolvedButLost} resolved checkpoints with it; ` : ""}` +
         `${lostConnections(logs).length} lost connections logged`,
     );
   }
+  return { commitLost };
 }
 
 /**
