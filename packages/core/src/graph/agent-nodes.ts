@@ -17,6 +17,7 @@ import { currentFrame, issuesText } from "./agent-node-support.js";
 import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./agent-state.js";
 import { type Approval, awaitApproval } from "./ask-and-wait.js";
 import type { LoopState } from "./flow-state.js";
+import { routeOf } from "./route.js";
 import { runTool } from "./run-tool.js";
 import { stepRecord } from "./step-record.js";
 
@@ -213,7 +214,11 @@ export function compileAgentGraph(services: RuntimeServices, agent: AssembledAge
   graph.addNode(AGENT_MODEL_NODE, agentModelNode(services, agent));
   graph.addNode(AGENT_TOOLS_NODE, agentToolNode(services, agent));
   graph.addEdge(START, AGENT_MODEL_NODE);
-  graph.addConditionalEdges(AGENT_MODEL_NODE, agentRouter, [AGENT_MODEL_NODE, AGENT_TOOLS_NODE, END]);
+  graph.addConditionalEdges(AGENT_MODEL_NODE, routeOf(agentRouter), [
+    AGENT_MODEL_NODE,
+    AGENT_TOOLS_NODE,
+    END,
+  ]);
   graph.addEdge(AGENT_TOOLS_NODE, AGENT_MODEL_NODE);
   return graph.compile();
 }

@@ -9,6 +9,7 @@ import { type ChildGraph, runChild } from "./child-execution.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
 import { inlineAgentStep, toolsNodeOf } from "./inline-agent.js";
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
+import { routeOf } from "./route.js";
 import { tracedNode } from "./step-span.js";
 
 /** Compiles a flow to a LangGraph graph on the store's checkpointer. @internal */
@@ -54,7 +55,7 @@ export function compileFlow(
         joinNodeOf(step.nodeId),
         tracedNode(services, joinNodeOf(step.nodeId), joinNode(services, step)),
       );
-      graph.addConditionalEdges(step.nodeId, launchRouter(step, inputOf), [
+      graph.addConditionalEdges(step.nodeId, routeOf(launchRouter(step, inputOf)), [
         branchNodeOf(step.nodeId),
         joinNodeOf(step.nodeId),
       ]);
@@ -84,7 +85,7 @@ export function compileFlow(
     });
     graph.addNode(step.nodeId, tracedNode(services, step.nodeId, agentStep.model));
     graph.addNode(toolsNodeOf(step.nodeId), tracedNode(services, toolsNodeOf(step.nodeId), agentStep.tools));
-    graph.addConditionalEdges(step.nodeId, agentStep.route, agentStep.destinations);
+    graph.addConditionalEdges(step.nodeId, routeOf(agentStep.route), agentStep.destinations);
     graph.addEdge(toolsNodeOf(step.nodeId), step.nodeId);
   });
   // The finish is checked when the graph returns (finishOutput), which saves a step and its checkpoint.
