@@ -50,10 +50,11 @@ export interface PostgresStoreOptions {
    * transactions never wait on anything but the database. Keep it below `stallTimeoutMs`, so that a
    * statement waiting behind such a session gets its lock before it counts as silent.
    * Set on each connection, as it opens, only when the connection reaches PostgreSQL itself (its
-   * `pg_backend_pid()` is the process id the server announced). Behind a pooler such as PgBouncer the
-   * session would go on to serve other clients, so nothing is set (a `store.idle-timeout-not-set`
-   * warning says so when you gave a value): set the pooler's own timeout (PgBouncer:
-   * `idle_transaction_timeout`). Not set on a `pool` you pass: set it in that pool's own options.
+   * `pg_backend_pid()` is the process id the server announced). PgBouncer announces an id of its own,
+   * and its server sessions go on to serve other clients, so behind it nothing is set (a
+   * `store.idle-timeout-not-set` warning says so when you gave a value): set its own
+   * `idle_transaction_timeout`. A pooler that passed the server's id through would not be told apart:
+   * set 0 behind one. Not set on a `pool` you pass: set it in that pool's own options.
    */
   readonly idleInTransactionTimeoutMs?: number;
   /**

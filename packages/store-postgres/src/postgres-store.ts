@@ -95,12 +95,7 @@ export class PostgresStore extends KyselyStore {
       options.logger,
       options.clock,
       owned
-        ? {
-            ms: idleInTransactionTimeoutMs,
-            given: options.idleInTransactionTimeoutMs !== undefined,
-            logger: options.logger,
-            clock: options.clock,
-          }
+        ? { ms: idleInTransactionTimeoutMs, given: options.idleInTransactionTimeoutMs !== undefined }
         : undefined,
     );
     const db = new Kysely<AgbossDatabase>({

@@ -28,6 +28,8 @@ export class StallGuard {
   readonly #endBackend: (backendPid: number) => Promise<void>;
   readonly #stop: () => void;
   readonly #sessionIdle: SessionIdleTimeout | undefined;
+  readonly #logger: Logger | undefined;
+  readonly #clock: Clock | undefined;
   #suspended = 0;
   #idleNotSetSaid = false;
 
@@ -35,10 +37,14 @@ export class StallGuard {
     timeoutMs: number,
     endBackend: (backendPid: number) => Promise<void>,
     confirmOn: (confirm: (client: unknown) => void) => () => void,
-    sessionIdle?: SessionIdleTimeout,
+    sessionIdle: SessionIdleTimeout | undefined,
+    logger: Logger | undefined,
+    clock: Clock | undefined,
   ) {
     this.timeoutMs = timeoutMs;
     this.#endBackend = endBackend;
+    this.#logger = logger;
+    this.#clock = clock;
     this.#sessionIdle = sessionIdle !== undefined && sessionIdle.ms > 0 ? sessionIdle : undefined;
     this.#stop =
       timeoutMs > 0 || this.#sessionIdle !== undefined
@@ -98,15 +104,31 @@ export class StallGuard {
           if (result.rows[0]?.pid === announced) this.#backends.set(client as object, announced);
           else if (idle !== undefined) this.#idleNotSet(idle);
         },
-        () => undefined,
+        (error: unknown) => this.#notConfirmed(error),
       );
+  }
+
+  /**
+   * Notes a connection whose confirmation failed (its connection lost at once, say): its process is
+   * not ended when it stalls, and no session idle timeout was set on it.
+   */
+  #notConfirmed(error: unknown): void {
+    this.#logger?.log({
+      level: LogLevel.Debug,
+      event: "store.connection-not-confirmed",
+      message:
+        "A new connection could not confirm its server process, so the store will not end that process " +
+        `if the connection stalls, and set no session idle timeout on it: ${error instanceof Error ? error.message : String(error)}`,
+      fields: {},
+      at: this.#clock?.now() ?? Date.now(),
+    });
   }
 
   /** Says once that the pool's connections go through a pooler, where the idle timeout is not set. */
   #idleNotSet(idle: SessionIdleTimeout): void {
     if (this.#idleNotSetSaid) return;
     this.#idleNotSetSaid = true;
-    idle.logger?.log({
+    this.#logger?.log({
       level: idle.given ? LogLevel.Warn : LogLevel.Debug,
       event: "store.idle-timeout-not-set",
       message:
@@ -114,7 +136,7 @@ export class StallGuard {
         `end a session left idle in a transaction (idleInTransactionTimeoutMs ${idle.ms}). Set the ` +
         "pooler's own timeout for that (PgBouncer: idle_transaction_timeout).",
       fields: { idleInTransactionTimeoutMs: idle.ms },
-      at: idle.clock?.now() ?? Date.now(),
+      at: this.#clock?.now() ?? Date.now(),
     });
   }
 }
@@ -127,8 +149,6 @@ export class StallGuard {
 export interface SessionIdleTimeout {
   readonly ms: number;
   readonly given: boolean;
-  readonly logger: Logger | undefined;
-  readonly clock: Clock | undefined;
 }
 
 /**
@@ -158,6 +178,8 @@ export function watchStalls(
       return () => emitter.off?.("connect", confirm);
     },
     sessionIdle,
+    logger,
+    clock,
   );
 }
 
