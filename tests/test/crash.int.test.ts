@@ -3,13 +3,23 @@
 // recovered by a fresh process whose Clock runs 60 s ahead. Each scenario fails unless, on every store:
 // no recorded answer is lost, no approved tool runs beyond the guarantee (once, plus one rerun with the
 // same idempotency key per run a kill or stop cut off in flight), no execution is stuck after recovery,
-// none ends twice, and no worker crashes. The table is printed at the end.
+// none ends twice, and no worker crashes. The table is printed at the end. Apart from the table: a process
+// stopped (kill -9 or SIGSTOP) inside its channel's send, after it asked, and a cancel from a fresh
+// process; the channel must be told exactly once that each question is withdrawn.
 //   cd tests && node ../scripts/pnpm.mjs exec vitest run test/crash.int.test.ts
 // CRASH_TRIALS (default 2), CRASH_STORM_RESUMES (50), CRASH_KEEP=1 (keep the journals), AGBOSS_POSTGRES_URL.
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { CrashRun, type Row, type StoreKind } from "../src/crash/harness.js";
 import { reapAll } from "../src/crash/processes.js";
-import { KILL_POINTS, killAt, noFault, STOP_POINTS, stopAt, storm } from "../src/crash/scenarios.js";
+import {
+  askedThenCancelled,
+  KILL_POINTS,
+  killAt,
+  noFault,
+  STOP_POINTS,
+  stopAt,
+  storm,
+} from "../src/crash/scenarios.js";
 import { faults, formatSummary } from "../src/crash/summary.js";
 
 const STORES: readonly StoreKind[] = ["sqlite", "postgres"];
@@ -82,4 +92,28 @@ describe("pg_terminate_backend of the resuming worker's own backends", () => {
   scenario("pg_terminate_backend · every 150 ms in 50 resumes", ["postgres"], (run) =>
     storm(run, "pg_terminate_backend · every 150 ms in 50 resumes", 150),
   );
+});
+
+describe("stopped after the channel asked, before the pause was marked sent; a fresh process cancels", () => {
+  for (const [how, label] of [
+    ["kill", "kill -9"],
+    ["stop", "SIGSTOP, then SIGCONT after the cancel"],
+  ] as const) {
+    for (const store of STORES) {
+      test(`${label}: the channel is told once that each asked question is withdrawn, with no ref [${store}]`, async () => {
+        const run = CrashRun.create(store, `asked, ${label}, then cancelled`);
+        try {
+          const found = await askedThenCancelled(run, 2, how);
+          expect(found.asked).toHaveLength(2);
+          expect(found.cancelled).toHaveLength(2);
+          expect(found.withdrawn.map((w) => w.pauseId).sort()).toEqual(found.asked);
+          for (const withdrawal of found.withdrawn) {
+            expect(withdrawal).toMatchObject({ resolution: "cancelled", ref: null });
+          }
+        } finally {
+          await run.dispose();
+        }
+      }, 120_000);
+    }
+  }
 });

@@ -6,7 +6,8 @@
 //   CRASH_EFFECTS     a directory standing for the payment API: one file per idempotency key applied
 //   CRASH_GATE_*      gate files (see gate()): RESUME in onExecutionResume, TOOL_STARTED before the effect,
 //                     EFFECT_APPLIED between the effect and its ledger line, AFTER_EFFECT after that line,
-//                     MODEL before the model's turn that follows the tool
+//                     MODEL before the model's turn that follows the tool, ASKED in the channel's send after
+//                     it asked and before it returns (the pause not yet marked sent)
 import { randomUUID } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
 import {
@@ -17,6 +18,7 @@ import {
   ChannelOf,
   ChannelOutcome,
   ChannelRole,
+  type ChannelWithdrawal,
   type ChatModel,
   type ChatRequest,
   type ChatResponse,
@@ -81,14 +83,26 @@ export class CrashDeskChannel extends CrashRefundApprovalChannel {
     super();
   }
 
-  send(ask: ChannelAsk<CrashRefundApprovalChannel>): Promise<ChannelOutcome<CrashRefundApprovalChannel>> {
+  async send(
+    ask: ChannelAsk<CrashRefundApprovalChannel>,
+  ): Promise<ChannelOutcome<CrashRefundApprovalChannel>> {
     this.asks.byExecution.set(this.context.executionId, ask.pauseId);
+    const fields = { executionId: this.context.executionId, pauseId: ask.pauseId };
+    journal(env("CRASH_EVENTS"), { event: "asked", ...fields });
+    // Held here, a kill lands after the question was asked and before its pause is marked sent.
+    await gate("asked", env("CRASH_GATE_ASKED"), env("CRASH_LEDGER"), this.context.signal, fields);
+    return ChannelOutcome.awaitReply();
+  }
+
+  override withdraw(withdrawal: ChannelWithdrawal<CrashRefundApprovalChannel>): Promise<void> {
     journal(env("CRASH_EVENTS"), {
-      event: "asked",
+      event: "withdrawn",
       executionId: this.context.executionId,
-      pauseId: ask.pauseId,
+      pauseId: withdrawal.pauseId,
+      resolution: withdrawal.resolution,
+      ref: withdrawal.ref ?? null,
     });
-    return Promise.resolve(ChannelOutcome.awaitReply());
+    return Promise.resolve();
   }
 }
 

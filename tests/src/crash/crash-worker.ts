@@ -9,6 +9,7 @@
 //                                  time passed; prints {kind:"recovered",...}
 //   storm <pausesFile>             app.resume of each listed pause in turn, retrying an answer that was not
 //                                  recorded (like a webhook retried by its sender); prints one line each
+//   cancel <threadId> ...          app.cancel of each thread in turn; prints {kind:"cancelled"} each
 // Environment: CRASH_STORE (sqlite:<path> | postgres:<schema>, the server of AGBOSS_POSTGRES_URL else the
 // local test database), CRASH_APP_NAME (the application_name the Postgres pool sends, to tell this
 // process's backends apart), CRASH_CLOCK_OFFSET_MS (the app's Clock is the system clock shifted by it),
@@ -186,6 +187,13 @@ switch (mode) {
           await sleep(50);
         }
       }
+    }
+    break;
+  }
+  case "cancel": {
+    for (const threadId of args) {
+      await app.cancel(threadId, { tenantId: CRASH_TENANT });
+      say({ kind: "cancelled", threadId });
     }
     break;
   }

@@ -43,6 +43,10 @@ export interface JournalEntry {
   readonly gate?: string;
   readonly error?: string;
   readonly reason?: string;
+  /** The channel's asks and withdrawals: which pause, and (withdrawn) why and with what ref. */
+  readonly pauseId?: string;
+  readonly resolution?: string;
+  readonly ref?: unknown;
 }
 
 /** One scenario on one store, as the summary prints it. */

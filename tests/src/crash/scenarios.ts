@@ -313,3 +313,66 @@ export async function storm(run: CrashRun, title: string, every: number | "once"
   await run.recover(executions);
   return run.score(title, executions);
 }
+
+/** What became of the questions a killed process asked before it could mark them sent. */
+export interface AskedThenCancelled {
+  /** The pauses the channel asked about (one per execution), sorted. */
+  readonly asked: readonly string[];
+  /** Each `withdraw` the channel got, in order. */
+  readonly withdrawn: readonly { pauseId: string; resolution: unknown; ref: unknown }[];
+  /** The threads the fresh process cancelled. */
+  readonly cancelled: readonly string[];
+}
+
+/**
+ * Starts `count` executions and stops their process inside the channel's `send`, after it asked and
+ * before the pause was marked sent: kill -9, or SIGSTOP. Then a fresh process (Clock 60 s ahead: the
+ * lease has lapsed) cancels each thread. The questions were asked, so their channel must be told they
+ * are withdrawn. A process only frozen is then let go on: its sends return into cancelled pauses, which
+ * it must not tell the channel of a second time.
+ */
+export async function askedThenCancelled(
+  run: CrashRun,
+  count: number,
+  how: "kill" | "stop",
+): Promise<AskedThenCancelled> {
+  const prefix = `t${randomBytes(3).toString("hex")}`;
+  const gate = run.gate("asked");
+  const starter = run.spawn("start", [String(count), prefix], { CRASH_GATE_ASKED: gate });
+  await run.until(
+    () =>
+      run.ledger().filter((e) => e.pid === starter.pid && e.event === "gate" && e.gate === "asked").length >=
+      count,
+    starter,
+    `${count} questions asked`,
+  );
+  if (how === "kill") await starter.kill9();
+  else await starter.stop();
+  const threads = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  const canceller = run.spawn("cancel", threads, { CRASH_CLOCK_OFFSET_MS: String(RECOVER_OFFSET_MS) });
+  await canceller.waitExit(60_000);
+  if (canceller.crashed())
+    throw new Error(
+      `the cancelling worker failed (${canceller.describeExit()}): ${canceller.stderr.slice(0, 2000)}`,
+    );
+  if (how === "stop") {
+    // Thawed at once, its sends return before its own watchdog sees the lease lapse: their steps go on
+    // to mark the pauses sent, and find them cancelled.
+    run.openGate(gate);
+    starter.resume();
+    await starter.waitExit(60_000);
+    const marked = run.ledger().filter((e) => e.pid === starter.pid && e.event === "gate-open").length;
+    if (marked < count) throw new Error(`the thawed process returned from ${marked} of ${count} sends`);
+  }
+  const events = run.events();
+  return {
+    asked: events
+      .filter((e) => e.event === "asked")
+      .map((e) => e.pauseId as string)
+      .sort(),
+    withdrawn: events
+      .filter((e) => e.event === "withdrawn")
+      .map((e) => ({ pauseId: e.pauseId as string, resolution: e.resolution, ref: e.ref })),
+    cancelled: canceller.lines.filter((l) => l.kind === "cancelled").map((l) => l.threadId as string),
+  };
+}

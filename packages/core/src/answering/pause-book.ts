@@ -311,16 +311,28 @@ export async function closePending(
     readonly fence?: Fence | undefined;
     /** What to keep as each closed pause's answer (the launch that withdrew it). */
     readonly answerOf?: (pause: PauseRecord) => PauseAnswer | undefined;
+    /**
+     * Which pending pauses not yet marked sent to mark sent as they close, and tell their channel of
+     * (with no ref). Only for pauses no step can still be sending: the caller took the tree's lease
+     * free, so whoever asked them is gone (killed, or its lease lapsed), and may have asked before it
+     * died. Otherwise such a pause is left to the step still in its `send`, which tells the channel once
+     * `send` returns, or is one whose `send` threw, whose channel is never told.
+     */
+    readonly tellUnsent?: ((pause: PauseRecord) => boolean) | undefined;
   },
 ): Promise<PauseRecord[]> {
-  const { tenantId, rootExecutionId, resolution, fence, answerOf } = args;
+  const { tenantId, rootExecutionId, resolution, fence, answerOf, tellUnsent } = args;
   const filter = args.filter ?? (() => true);
   const { store, clock } = services;
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
   const closed: PauseRecord[] = [];
   for (const pause of waiting.filter(filter)) {
-    const done = await closeWithAudit(services, () =>
-      store.pauses.cancelByTenantIdAndPauseId(
+    const done = await closeWithAudit(services, async () => {
+      // In the same commit as the close: a step that comes back to its send (a process that was only
+      // frozen) sees the pause marked, and leaves the telling to this call.
+      if (!pause.isSent && tellUnsent?.(pause) === true)
+        await store.pauses.markSent(tenantId, pause.pauseId, fence);
+      return store.pauses.cancelByTenantIdAndPauseId(
         tenantId,
         pause.pauseId,
         {
@@ -329,8 +341,8 @@ export async function closePending(
           ...(answerOf?.(pause) === undefined ? {} : { answer: answerOf(pause) }),
         },
         fence,
-      ),
-    );
+      );
+    });
     if (done === undefined) continue;
     closed.push(done);
     await tellWithdrawn(services, done, resolution);

@@ -589,9 +589,10 @@ export class App {
     // holder's next fenced write fails and its heartbeat stops its pass, so it cannot end the tree over
     // the cancellation.
     const key = `${tenantId}/${threadId}`;
-    const lease = (await this.#leases.tryAcquire(key)) ?? (await this.#leases.takeOver(key));
+    const free = await this.#leases.tryAcquire(key);
+    const lease = free ?? (await this.#leases.takeOver(key));
     try {
-      await this.#cancelRecorded(tenantId, threadId, lease);
+      await this.#cancelRecorded(tenantId, threadId, lease, free !== undefined);
     } catch (error) {
       // Only another cancel takes a live lease over: that one records the cancellation.
       if (!(error instanceof LeaseLostError)) throw error;
@@ -601,7 +602,12 @@ export class App {
   }
 
   /** Closes the latest execution's pending pauses as cancelled and records it cancelled, unless it ended. */
-  async #cancelRecorded(tenantId: string, threadId: string, lease: Lease | undefined): Promise<void> {
+  async #cancelRecorded(
+    tenantId: string,
+    threadId: string,
+    lease: Lease | undefined,
+    leaseWasFree = false,
+  ): Promise<void> {
     const { store, clock } = this.#services;
     const thread = await store.threads.findByTenantIdAndThreadId(tenantId, threadId);
     const latest =
@@ -614,6 +620,11 @@ export class App {
       rootExecutionId: latest.rootExecutionId,
       resolution: PauseResolution.Cancelled,
       fence: lease,
+      // Taken free, the lease says no process is in the tree's sends: a question left unsent was asked,
+      // if at all, by a process that died before it could mark it, and nobody else would take it back.
+      // Not a parallel branch's: a branch whose send threw fails alone, leaving its pause unsent, and a
+      // channel is never told of a send that threw.
+      tellUnsent: leaseWasFree ? (pause) => pause.step.branch === undefined : undefined,
     });
     const record = latest.record as ExecutionRecord;
     await store.executions.save(

@@ -518,14 +518,15 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
       // pause closed meanwhile, by this step, once; then this pass stops.
       if (!(error instanceof LeaseLostError)) throw error;
       const now = await reread(asking, pause);
-      if (now.status === PauseStatus.Cancelled)
+      if (now.status === PauseStatus.Cancelled && !now.isSent)
         await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
       throw error;
     });
   if (sent !== undefined) return sent;
   const now = await reread(asking, pause);
-  // Closed while send was still returning: this step tells the channel, now that it can.
-  if (now.status === PauseStatus.Cancelled)
+  // Closed while send was still returning: this step tells the channel, now that it can (unless whoever
+  // closed it took this step for gone, marked it sent and told the channel itself: see closePending).
+  if (now.status === PauseStatus.Cancelled && !now.isSent)
     await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
   return now;
 }
