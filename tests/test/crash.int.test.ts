@@ -116,4 +116,21 @@ describe("stopped after the channel asked, before the pause was marked sent; a f
       }, 120_000);
     }
   }
+  for (const store of STORES) {
+    test(`SIGSTOP, a send that returns a ref: told by the cancel without it, then by the thawed step with it [${store}]`, async () => {
+      const run = CrashRun.create(store, "asked, SIGSTOP, a ref, then cancelled");
+      try {
+        const found = await askedThenCancelled(run, 2, "stop", { ref: true });
+        for (const pauseId of found.asked) {
+          // The cancel cannot know whether the question was up yet; the step that asked it can.
+          expect(found.withdrawn.filter((w) => w.pauseId === pauseId)).toEqual([
+            { pauseId, resolution: "cancelled", ref: null },
+            { pauseId, resolution: "cancelled", ref: { question: pauseId } },
+          ]);
+        }
+      } finally {
+        await run.dispose();
+      }
+    }, 120_000);
+  }
 });

@@ -8,6 +8,7 @@
 //                     EFFECT_APPLIED between the effect and its ledger line, AFTER_EFFECT after that line,
 //                     MODEL before the model's turn that follows the tool, ASKED in the channel's send after
 //                     it asked and before it returns (the pause not yet marked sent)
+//   CRASH_SEND_REF    1: the channel's send returns a ref (where its question is)
 import { randomUUID } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
 import {
@@ -91,7 +92,10 @@ export class CrashDeskChannel extends CrashRefundApprovalChannel {
     journal(env("CRASH_EVENTS"), { event: "asked", ...fields });
     // Held here, a kill lands after the question was asked and before its pause is marked sent.
     await gate("asked", env("CRASH_GATE_ASKED"), env("CRASH_LEDGER"), this.context.signal, fields);
-    return ChannelOutcome.awaitReply();
+    // CRASH_SEND_REF=1: where the question is, kept with the pause and handed back to withdraw.
+    return env("CRASH_SEND_REF") === "1"
+      ? ChannelOutcome.awaitReply({ ref: { question: ask.pauseId } })
+      : ChannelOutcome.awaitReply();
   }
 
   override withdraw(withdrawal: ChannelWithdrawal<CrashRefundApprovalChannel>): Promise<void> {

@@ -100,11 +100,18 @@ switch (mode) {
     const one = async () => {
       for (let i = next++; i < count; i = next++) {
         const threadId = `${prefix}-${i}`;
-        const result = await app.execute(
-          CrashWorkflowStart,
-          { text: `refund order-${threadId}` },
-          { threadId, ownerId: "alice", tenant: { tenantId: CRASH_TENANT } },
-        );
+        // One that fails (its tree taken over while it asked, say) is said, and the others go on.
+        const result = await app
+          .execute(
+            CrashWorkflowStart,
+            { text: `refund order-${threadId}` },
+            { threadId, ownerId: "alice", tenant: { tenantId: CRASH_TENANT } },
+          )
+          .catch((error: unknown) => {
+            say({ kind: "start-failed", index: i, threadId, error: messageOf(error) });
+            return undefined;
+          });
+        if (result === undefined) continue;
         say({
           kind: "started",
           index: i,

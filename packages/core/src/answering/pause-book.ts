@@ -313,10 +313,10 @@ export async function closePending(
     readonly answerOf?: (pause: PauseRecord) => PauseAnswer | undefined;
     /**
      * Which pending pauses not yet marked sent to mark sent as they close, and tell their channel of
-     * (with no ref). Only for pauses no step can still be sending: the caller took the tree's lease
-     * free, so whoever asked them is gone (killed, or its lease lapsed), and may have asked before it
-     * died. Otherwise such a pause is left to the step still in its `send`, which tells the channel once
-     * `send` returns, or is one whose `send` threw, whose channel is never told.
+     * (with no ref). Only for pauses whose asker is gone: the caller found the tree's lease lapsed (its
+     * holder stopped without letting it go: killed, or stalled past it), and that holder may have asked
+     * before it stopped. Otherwise such a pause is left to the step still in its `send`, which tells the
+     * channel once `send` returns, or is one whose `send` threw, whose channel is never told.
      */
     readonly tellUnsent?: ((pause: PauseRecord) => boolean) | undefined;
   },
@@ -328,8 +328,8 @@ export async function closePending(
   const closed: PauseRecord[] = [];
   for (const pause of waiting.filter(filter)) {
     const done = await closeWithAudit(services, async () => {
-      // In the same commit as the close: a step that comes back to its send (a process that was only
-      // frozen) sees the pause marked, and leaves the telling to this call.
+      // In the close's unit of work (one commit on a SQL store): a step that comes back to its send (a
+      // process that was only frozen) sees the pause marked, and leaves the telling to this call.
       if (!pause.isSent && tellUnsent?.(pause) === true)
         await store.pauses.markSent(tenantId, pause.pauseId, fence);
       return store.pauses.cancelByTenantIdAndPauseId(

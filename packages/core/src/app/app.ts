@@ -56,7 +56,7 @@ import type { RuntimeServices } from "../services/runtime-services.js";
 import { pauseAttributes } from "../services/tracing.js";
 import { forgetReadAhead, type ReadAhead, readAheadOf } from "../store/checkpoint-history.js";
 import { LeaseLostError } from "../store/fence.js";
-import type { Lease } from "../store/lease-repository.js";
+import { type Lease, RELEASED_LEASE_EXPIRY } from "../store/lease-repository.js";
 import type { Store } from "../store/store.js";
 
 /** Options of `app.execute`. */
@@ -589,10 +589,19 @@ export class App {
     // holder's next fenced write fails and its heartbeat stops its pass, so it cannot end the tree over
     // the cancellation.
     const key = `${tenantId}/${threadId}`;
+    const before = await store.leases.find(key);
     const free = await this.#leases.tryAcquire(key);
     const lease = free ?? (await this.#leases.takeOver(key));
+    // Lapsed, not let go, just before this grant: its holder stopped without releasing it (killed, or
+    // stalled past it), and may have asked questions it never marked sent. A holder that let it go (its
+    // pass ended, or was aborted) is not taken for gone: a send it left running tells its channel itself.
+    const lapsed =
+      free !== undefined &&
+      before !== undefined &&
+      before.expiresAt !== RELEASED_LEASE_EXPIRY &&
+      free.epoch === before.epoch + 1;
     try {
-      await this.#cancelRecorded(tenantId, threadId, lease, free !== undefined);
+      await this.#cancelRecorded(tenantId, threadId, lease, lapsed);
     } catch (error) {
       // Only another cancel takes a live lease over: that one records the cancellation.
       if (!(error instanceof LeaseLostError)) throw error;
@@ -606,7 +615,7 @@ export class App {
     tenantId: string,
     threadId: string,
     lease: Lease | undefined,
-    leaseWasFree = false,
+    leaseLapsed = false,
   ): Promise<void> {
     const { store, clock } = this.#services;
     const thread = await store.threads.findByTenantIdAndThreadId(tenantId, threadId);
@@ -620,11 +629,11 @@ export class App {
       rootExecutionId: latest.rootExecutionId,
       resolution: PauseResolution.Cancelled,
       fence: lease,
-      // Taken free, the lease says no process is in the tree's sends: a question left unsent was asked,
-      // if at all, by a process that died before it could mark it, and nobody else would take it back.
-      // Not a parallel branch's: a branch whose send threw fails alone, leaving its pause unsent, and a
-      // channel is never told of a send that threw.
-      tellUnsent: leaseWasFree ? (pause) => pause.step.branch === undefined : undefined,
+      // Its holder gone, a question it left unsent was asked, if at all, by a process that died (or
+      // stalled) before it could mark it, and nobody else may take it back. Not a parallel branch's: a
+      // branch whose send threw fails alone, leaving its pause unsent, and a channel is never told of a
+      // send that threw.
+      tellUnsent: leaseLapsed ? (pause) => pause.step.branch === undefined : undefined,
     });
     const record = latest.record as ExecutionRecord;
     await store.executions.save(

@@ -517,18 +517,30 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
       // Taken over while send ran (`app.cancel` on another instance): the channel is still told of a
       // pause closed meanwhile, by this step, once; then this pass stops.
       if (!(error instanceof LeaseLostError)) throw error;
-      const now = await reread(asking, pause);
-      if (now.status === PauseStatus.Cancelled && !now.isSent)
-        await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
+      await tellClosedMeanwhile(asking, await reread(asking, pause), ref);
       throw error;
     });
   if (sent !== undefined) return sent;
   const now = await reread(asking, pause);
-  // Closed while send was still returning: this step tells the channel, now that it can (unless whoever
-  // closed it took this step for gone, marked it sent and told the channel itself: see closePending).
-  if (now.status === PauseStatus.Cancelled && !now.isSent)
-    await tellWithdrawn(services, { ...now, isSent: true }, now.resolution as "withdrawn" | "cancelled");
+  // Closed while send was still returning: this step tells the channel, now that it can.
+  await tellClosedMeanwhile(asking, now, ref);
   return now;
+}
+
+/**
+ * Tells the channel of a pause closed while its `send` ran, with the ref `send` returned: unless whoever
+ * closed it found this step's lease lapsed, took it for gone, and told the channel itself (the pause is
+ * then marked sent, see `closePending`); this step tells it again only when it knows where the question
+ * is and that call did not (it had no ref: the question may not have been up yet).
+ */
+async function tellClosedMeanwhile(asking: Asking, now: PauseRecord, ref: unknown): Promise<void> {
+  if (now.status !== PauseStatus.Cancelled) return;
+  if (now.isSent && (ref === undefined || now.channelRef !== undefined)) return;
+  await tellWithdrawn(
+    asking.services,
+    { ...now, isSent: true, channelRef: ref ?? now.channelRef },
+    now.resolution as "withdrawn" | "cancelled",
+  );
 }
 
 /**

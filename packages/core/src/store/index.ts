@@ -43,6 +43,7 @@ export {
 export type { ExecutionRecordRepository } from "./execution-record-repository.js";
 export { FENCE_CONFIG_KEY, type Fence, fenceOf, LeaseLostError } from "./fence.js";
 export type { Lease, LeaseRepository } from "./lease-repository.js";
+export { RELEASED_LEASE_EXPIRY } from "./lease-repository.js";
 export * from "./memory/index.js";
 export type { Store, StoreContext, StoreFactory } from "./store.js";
 export type { StoredExecution, StoredPauseAnswer } from "./stored-execution.js";

@@ -41,8 +41,14 @@ export interface LeaseRepository {
    * began the pass.
    */
   confirm(fence: Fence, now: number): Promise<boolean>;
-  /** Lets the lease go if the fence is still current; a no-op otherwise. */
+  /**
+   * Lets the lease go if the fence is still current; a no-op otherwise. A released lease stays stored,
+   * with `expiresAt` {@link RELEASED_LEASE_EXPIRY}: what tells it from one that lapsed.
+   */
   release(fence: Fence): Promise<void>;
-  /** The lease as stored, lapsed or not. */
+  /** The lease as stored, lapsed or released or not. */
   find(key: string): Promise<Lease | undefined>;
 }
+
+/** The `expiresAt` a released lease is stored with. */
+export const RELEASED_LEASE_EXPIRY = 0;

@@ -5,6 +5,7 @@ import type {
   StoredExecution,
   StoredPauseAnswer,
 } from "@agboss/core/store";
+import { RELEASED_LEASE_EXPIRY } from "@agboss/core/store";
 import type { Insertable, OnConflictBuilder, Selectable } from "kysely";
 import { FenceCheck } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, runFenced, typed, withFence } from "../fenced-statement.js";
@@ -130,7 +131,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
           await this.#releaseLease.unread(this.#store, trx, {
             key: release.key,
             epoch: release.epoch,
-            expires_at: 0,
+            expires_at: RELEASED_LEASE_EXPIRY,
           });
         }
       },
@@ -197,7 +198,7 @@ export class KyselyExecutionRecordRepository implements ExecutionRecordRepositor
         query = query.with("released", (qb) =>
           qb
             .updateTable("agboss_leases")
-            .set({ expires_at: 0 })
+            .set({ expires_at: RELEASED_LEASE_EXPIRY })
             .where("key", "=", slot("key"))
             .where("epoch", "=", slot("epoch"))
             .where(FENCED),

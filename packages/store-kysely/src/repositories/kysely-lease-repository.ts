@@ -1,4 +1,5 @@
 import type { Fence, Lease, LeaseRepository } from "@agboss/core/store";
+import { RELEASED_LEASE_EXPIRY } from "@agboss/core/store";
 import type { Kysely, Selectable } from "kysely";
 import { PreparedQuery } from "../prepared-query.js";
 import type { AgbossDatabase, LeaseTable } from "../schema/agboss-database.js";
@@ -199,7 +200,7 @@ export class KyselyLeaseRepository implements LeaseRepository {
     await this.#store.transactions?.flushHeld(fence)?.catch(() => undefined);
     // Not given the fence: a release must land even after a pass of it was lost (see `refuseAfterLostCommit`).
     await inWriteTransaction(this.#store, (trx) =>
-      this.#expire.execute(trx, { key: fence.key, epoch: fence.epoch, expires_at: 0 }),
+      this.#expire.execute(trx, { key: fence.key, epoch: fence.epoch, expires_at: RELEASED_LEASE_EXPIRY }),
     );
   }
 

@@ -1,4 +1,5 @@
 import { LeaseLostError, type Store } from "@agboss/core";
+import { RELEASED_LEASE_EXPIRY } from "@agboss/core/store";
 import { expect } from "vitest";
 import type { ConformanceContext } from "./conformance-context.js";
 import { pauseRecord, uid } from "./fixtures.js";
@@ -90,6 +91,8 @@ export function leaseCases({ store, test, peerTest }: ConformanceContext): void 
     const key = uid("tree");
     const a = await store().leases.acquire({ key, holder: "a", now: 1_000, ttlMs: TTL });
     await store().leases.release(a!);
+    // Stored released, which tells it from a lease that lapsed.
+    expect((await store().leases.find(key))?.expiresAt).toBe(RELEASED_LEASE_EXPIRY);
     const b = await store().leases.acquire({ key, holder: "b", now: 1_001, ttlMs: TTL });
     expect(b!.epoch).toBeGreaterThan(a!.epoch);
     await store().leases.release(a!);

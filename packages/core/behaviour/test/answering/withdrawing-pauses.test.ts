@@ -2,6 +2,7 @@ import {
   AgentFailedError,
   ChannelOf,
   ChannelOutcome,
+  callTool,
   ExecutionContext,
   ExecutionEndedError,
   LogLevel,
@@ -12,13 +13,15 @@ import {
 import { expect, vi } from "vitest";
 import { onEachBackend } from "../../src/backends.js";
 import {
+  ApprovedRefundTool,
   Desk,
   OfficeApplication,
+  OfficeWorkflowStart,
   RefundApprovalChannel,
   TestExpenseApprovalChannel,
   TestRefundApprovalChannel,
 } from "../../src/fixtures/approval-app.js";
-import { pauseExpense, pauseRefund, pauseTwo } from "../../src/office.js";
+import { acme, pauseExpense, pauseRefund, pauseTwo, scriptThread } from "../../src/office.js";
 
 onEachBackend(OfficeApplication, (test) => {
   test("[WD-01] withdraw gets the pauseId, the value it was sent and the resolution; ChannelOf's own withdraw is a no-op", async ({
@@ -150,6 +153,52 @@ onEachBackend(OfficeApplication, (test) => {
     const threw = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-threw" });
     expect(threw[0]).toMatchObject({ status: PauseStatus.Cancelled, isSent: false });
     expect(channel.withdraw).toHaveBeenCalledTimes(1);
+  });
+
+  test("[WD-03] a pass aborted while its send runs lets the lease go: a cancel then leaves the telling to the step, once send returned", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    const order: string[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started: () => void = () => undefined;
+    const sending = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    channel.send.mockImplementationOnce(async () => {
+      started();
+      await gate;
+      order.push("send returned");
+      return ChannelOutcome.awaitReply({ ref: { message: "m-1" } });
+    });
+    channel.withdraw.mockImplementation(async (withdrawal) => {
+      order.push(`withdraw ${JSON.stringify(withdrawal.ref ?? null)}`);
+    });
+    const controller = new AbortController();
+    const text = "refund on t-wd3-aborted";
+    scriptThread(mockLlm, text, callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 1000 }));
+    const running = app
+      .execute(
+        OfficeWorkflowStart,
+        { text },
+        { threadId: "t-wd3-aborted", ownerId: "alice", tenant: acme, signal: controller.signal },
+      )
+      .catch((error: unknown) => error);
+    await sending;
+    controller.abort();
+    await running;
+    // The aborted pass let its lease go while the send still ran: free, but not lapsed.
+    const other = await openApp();
+    await other.cancel("t-wd3-aborted", { tenantId: "acme" });
+    expect(order).toEqual([]);
+    release();
+    await vi.waitFor(() => expect(order).toEqual(["send returned", 'withdraw {"message":"m-1"}']));
   });
 
   test("[WD-04] withdraw runs in the pause's execution frame, under its tool's timeout on the Clock", async ({

@@ -1,8 +1,8 @@
 import { type Fence, LeaseLostError } from "../fence.js";
-import type { Lease, LeaseRepository } from "../lease-repository.js";
+import { type Lease, type LeaseRepository, RELEASED_LEASE_EXPIRY } from "../lease-repository.js";
 
 /** The expiry a released lease carries. */
-const RELEASED = 0;
+const RELEASED = RELEASED_LEASE_EXPIRY;
 
 /** {@link LeaseRepository} in memory. Released leases stay, lapsed, so epochs only grow. */
 export class MemoryLeaseRepository implements LeaseRepository {
