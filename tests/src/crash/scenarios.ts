@@ -365,8 +365,11 @@ export async function askedThenCancelled(
     run.openGate(gate);
     starter.resume();
     await starter.waitExit(60_000);
-    // Each execution ends there (its tree was taken over), after its step tried to mark the pause sent
-    // and told the channel or not: otherwise the test would prove nothing of that step.
+    // Each send returned (not cut off by the pass's watchdog, which a long freeze would fire), and each
+    // execution ended there (its tree was taken over) after its step tried to mark the pause sent and
+    // told the channel or not: otherwise the test would prove nothing of that step.
+    const returned = run.ledger().filter((e) => e.pid === starter.pid && e.event === "gate-open").length;
+    if (returned < count) throw new Error(`the thawed process returned from ${returned} of ${count} sends`);
     const ended = starter.lines.filter((l) => l.kind === "start-failed").length;
     if (ended < count) {
       throw new Error(

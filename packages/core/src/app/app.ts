@@ -589,16 +589,19 @@ export class App {
     // holder's next fenced write fails and its heartbeat stops its pass, so it cannot end the tree over
     // the cancellation.
     const key = `${tenantId}/${threadId}`;
+    const readAt = this.#services.clock.now();
     const before = await store.leases.find(key);
     const free = await this.#leases.tryAcquire(key);
     const lease = free ?? (await this.#leases.takeOver(key));
     // Lapsed, not let go, just before this grant: its holder stopped without releasing it (killed, or
     // stalled past it), and may have asked questions it never marked sent. A holder that let it go (its
     // pass ended, or was aborted) is not taken for gone: a send it left running tells its channel itself.
+    // Lapsed when read, too: a release that landed between the read and the grant keeps the epoch.
     const lapsed =
       free !== undefined &&
       before !== undefined &&
       before.expiresAt !== RELEASED_LEASE_EXPIRY &&
+      before.expiresAt <= readAt &&
       free.epoch === before.epoch + 1;
     try {
       await this.#cancelRecorded(tenantId, threadId, lease, lapsed);

@@ -3,6 +3,7 @@ import {
   ChannelOf,
   ChannelOutcome,
   callTool,
+  ExecutionAbortedError,
   ExecutionContext,
   ExecutionEndedError,
   LogLevel,
@@ -10,6 +11,7 @@ import {
   PauseResolution,
   PauseStatus,
 } from "@agboss/core";
+import { RELEASED_LEASE_EXPIRY } from "@agboss/core/store";
 import { expect, vi } from "vitest";
 import { onEachBackend } from "../../src/backends.js";
 import {
@@ -160,6 +162,7 @@ onEachBackend(OfficeApplication, (test) => {
     openApp,
     mockLlm,
     mockOf,
+    store,
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
     const order: string[] = [];
@@ -192,8 +195,9 @@ onEachBackend(OfficeApplication, (test) => {
       .catch((error: unknown) => error);
     await sending;
     controller.abort();
-    await running;
+    expect(await running).toBeInstanceOf(ExecutionAbortedError);
     // The aborted pass let its lease go while the send still ran: free, but not lapsed.
+    expect((await store.leases.find("acme/t-wd3-aborted"))?.expiresAt).toBe(RELEASED_LEASE_EXPIRY);
     const other = await openApp();
     await other.cancel("t-wd3-aborted", { tenantId: "acme" });
     expect(order).toEqual([]);
