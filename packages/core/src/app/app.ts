@@ -633,10 +633,9 @@ export class App {
       resolution: PauseResolution.Cancelled,
       fence: lease,
       // Its holder gone, a question it left unsent was asked, if at all, by a process that died (or
-      // stalled) before it could mark it, and nobody else may take it back. Not a parallel branch's: a
-      // branch whose send threw fails alone, leaving its pause unsent, and a channel is never told of a
-      // send that threw.
-      tellUnsent: leaseLapsed ? (pause) => pause.step.branch === undefined : undefined,
+      // stalled) before it could mark it, and nobody else may take it back. (A step whose send threw
+      // leaves no pause pending: its pass or its branch closes it as it fails.)
+      tellUnsent: leaseLapsed ? () => true : undefined,
     });
     const record = latest.record as ExecutionRecord;
     await store.executions.save(

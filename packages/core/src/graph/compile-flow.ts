@@ -49,7 +49,7 @@ export function compileFlow(
       graph.addNode(step.nodeId, tracedNode(services, step.nodeId, launchNode(services, step)));
       graph.addNode(
         branchNodeOf(step.nodeId),
-        tracedNode(services, branchNodeOf(step.nodeId), branchNode(step, agentGraphOf, childOf)),
+        tracedNode(services, branchNodeOf(step.nodeId), branchNode(services, step, agentGraphOf, childOf)),
       );
       graph.addNode(
         joinNodeOf(step.nodeId),

@@ -1,4 +1,6 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { isGraphInterrupt, Send } from "@langchain/langgraph";
+import { closePending } from "../answering/pause-book.js";
 import type { AssembledAgent, AssembledFlow, AssembledStep } from "../assembly/assembled-application.js";
 import { type AnyClass, componentOf } from "../container/component-registry.js";
 import { ExecutionContext, type ExecutionFrame } from "../container/execution-context.js";
@@ -7,10 +9,12 @@ import { isStoreFault } from "../errors/app-errors.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
+import { PauseResolution } from "../pauses/pause-status.js";
+import type { BranchPath } from "../records/branch-path.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import { RecentMap } from "../services/recent-map.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
-import { isLeaseLost } from "../store/fence.js";
+import { fenceOf, isLeaseLost } from "../store/fence.js";
 import type { Clock } from "../time/clock.js";
 import { toMilliseconds } from "../time/duration.js";
 import type { CompiledAgentGraph } from "./agent-nodes.js";
@@ -144,11 +148,12 @@ export function launchRouter(step: LaunchStep, inputOf: (s: FlowStateValue) => u
  * @internal
  */
 export function branchNode(
+  services: RuntimeServices,
   step: LaunchStep,
   graphOf: (agent: AssembledAgent) => CompiledAgentGraph,
   childOf: (start: AnyClass) => { flow: AssembledFlow; graph: ChildGraph },
 ) {
-  return async (task: BranchTask): Promise<FlowStateUpdate> => {
+  return async (task: BranchTask, config?: RunnableConfig): Promise<FlowStateUpdate> => {
     const parent = frame();
     const { executionId } = parent;
     const release = await takeSlot(
@@ -211,6 +216,17 @@ export function branchNode(
       if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
       if (withdrawn) return record({ ...base, withdrawn: true });
       keepThrown(`${executionId}/${step.nodeId}/${task.index}`, error);
+      // Its questions can no longer be answered: closed now, so that none stays pending after the
+      // execution ends (the launch may go on without this branch). One it asked is withdrawn; one whose
+      // send threw was never asked, and its channel is not told. Best effort: left as it was, a pause is
+      // closed when the tree fails or is cancelled, as before.
+      await closePending(services, {
+        tenantId: parent.tenant.tenantId,
+        rootExecutionId: parent.rootExecutionId,
+        resolution: PauseResolution.Cancelled,
+        fence: config === undefined ? undefined : fenceOf(config),
+        filter: (pause) => withinBranch(pause.step.branch, branch),
+      }).catch(() => undefined);
       const e = error as { name?: string; code?: string; message?: string };
       return record({
         ...base,
@@ -220,6 +236,21 @@ export function branchNode(
       release();
     }
   };
+}
+
+/** Whether `path` (a pause's branch) is `branch` or lies inside it (a child flow's launch under it). */
+function withinBranch(path: BranchPath | undefined, branch: BranchPath): boolean {
+  const launches = path?.launches;
+  if (launches === undefined || launches.length < branch.launches.length) return false;
+  return branch.launches.every((launch, at) => {
+    const other = launches[at];
+    return (
+      other !== undefined &&
+      other.executionId === launch.executionId &&
+      other.launchId === launch.launchId &&
+      other.index === launch.index
+    );
+  });
 }
 
 /**

@@ -246,6 +246,35 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     expect(app.get(Desk).refunds).toHaveLength(1);
   });
 
+  test("a branch whose channel's send threw fails alone, and its question does not stay pending after the execution completes: it is closed, its channel not told", async ({
+    app,
+    mockLlm,
+    mockOf,
+    store,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    channel.send.mockRejectedValueOnce(new Error("chat service is down"));
+    const items = mockLlm(ItemAgent);
+    items
+      .when((r) => lastUser(r) === "a")
+      .thenReturn(callTool(ApprovedRefundTool, { orderId: "ord_a", amountCents: 5 }));
+    items.when((r) => lastUser(r) === "b").thenReturn(replyWith("b done"));
+    mockLlm(SummaryAgent).thenReturn((r) => replyWith(lastUser(r)));
+    const done = await app.execute(BatchStart, { text: "a,b" }, { ...run, threadId: "t-items-threw" });
+    expect(done.status).toBe(ExecutionStatus.Completed);
+    const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-items-threw" });
+    expect(pauses).toHaveLength(1);
+    expect(pauses[0]).toMatchObject({
+      status: PauseStatus.Cancelled,
+      resolution: PauseResolution.Cancelled,
+      isSent: false,
+    });
+    expect(
+      await app.pauses.list({ tenantId: "acme", threadId: "t-items-threw", status: PauseStatus.Pending }),
+    ).toEqual([]);
+    expect(channel.withdraw).not.toHaveBeenCalled();
+  });
+
   test("a per-item launch gives each branch its itemIndex, in pending and in the audit trail", async ({
     app,
     openApp,
