@@ -9,6 +9,7 @@ import { isStoreFault } from "../errors/app-errors.js";
 import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
+import { LogLevel } from "../logging/logger.js";
 import { PauseResolution } from "../pauses/pause-status.js";
 import type { BranchPath } from "../records/branch-path.js";
 import type { ExecutionStep } from "../records/execution-record.js";
@@ -216,17 +217,29 @@ export function branchNode(
       if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
       if (withdrawn) return record({ ...base, withdrawn: true });
       keepThrown(`${executionId}/${step.nodeId}/${task.index}`, error);
-      // Its questions can no longer be answered: closed now, so that none stays pending after the
-      // execution ends (the launch may go on without this branch). One it asked is withdrawn; one whose
-      // send threw was never asked, and its channel is not told. Best effort: left as it was, a pause is
-      // closed when the tree fails or is cancelled, as before.
-      await closePending(services, {
-        tenantId: parent.tenant.tenantId,
-        rootExecutionId: parent.rootExecutionId,
-        resolution: PauseResolution.Cancelled,
-        fence: config === undefined ? undefined : fenceOf(config),
-        filter: (pause) => withinBranch(pause.step.branch, branch),
-      }).catch(() => undefined);
+      // Its questions can no longer be answered: withdrawn now, by this launch, so that none stays
+      // pending after the execution ends (the launch may go on without this branch). Its channel is told
+      // of one it asked, never of one whose send threw. A store fault or a lost lease here stops the pass
+      // as in the branch itself (recovery runs the branch again); anything else is logged.
+      try {
+        await closePending(services, {
+          tenantId: parent.tenant.tenantId,
+          rootExecutionId: parent.rootExecutionId,
+          resolution: PauseResolution.Withdrawn,
+          fence: config === undefined ? undefined : fenceOf(config),
+          filter: (pause) => withinBranch(pause.step.branch, branch),
+          answerOf: () => ({ withdrawnBy: { executionId, launchId: step.nodeId } }),
+        });
+      } catch (closing) {
+        if (stopsThePass(closing, parent.signal)) throw closing;
+        services.logger.log({
+          level: LogLevel.Warn,
+          event: "launch.branch-pauses-not-closed",
+          message: `The failed branch ${task.index} of launch "${step.nodeId}" could not close its pending questions: ${closing instanceof Error ? closing.message : String(closing)}. They stay pending until the execution is cancelled.`,
+          fields: { executionId, launchId: step.nodeId, index: task.index },
+          at: services.clock.now(),
+        });
+      }
       const e = error as { name?: string; code?: string; message?: string };
       return record({
         ...base,

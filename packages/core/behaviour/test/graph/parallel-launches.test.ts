@@ -1,5 +1,6 @@
 import {
   AgentFailedError,
+  ChannelOutcome,
   type ChatRequest,
   callTool,
   ExecutionContext,
@@ -246,29 +247,51 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     expect(app.get(Desk).refunds).toHaveLength(1);
   });
 
-  test("a branch whose channel's send threw fails alone, and its question does not stay pending after the execution completes: it is closed, its channel not told", async ({
+  test("a branch whose channel's send threw fails alone, and withdraws its own question (never asked: its channel not told), so none stays pending after the execution ends; a sibling's question waits on", async ({
     app,
     mockLlm,
     mockOf,
     store,
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
-    channel.send.mockRejectedValueOnce(new Error("chat service is down"));
+    channel.send.mockImplementation(async (ask) => {
+      if ((ask.value.arguments as { orderId?: string }).orderId === "ord_a")
+        throw new Error("chat service is down");
+      return ChannelOutcome.awaitReply();
+    });
     const items = mockLlm(ItemAgent);
     items
       .when((r) => lastUser(r) === "a")
       .thenReturn(callTool(ApprovedRefundTool, { orderId: "ord_a", amountCents: 5 }));
-    items.when((r) => lastUser(r) === "b").thenReturn(replyWith("b done"));
+    items
+      .when((r) => lastUser(r) === "b")
+      .thenReturn(callTool(ApprovedRefundTool, { orderId: "ord_b", amountCents: 6 }), replyWith("b done"));
     mockLlm(SummaryAgent).thenReturn((r) => replyWith(lastUser(r)));
-    const done = await app.execute(BatchStart, { text: "a,b" }, { ...run, threadId: "t-items-threw" });
-    expect(done.status).toBe(ExecutionStatus.Completed);
-    const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-items-threw" });
-    expect(pauses).toHaveLength(1);
-    expect(pauses[0]).toMatchObject({
+    const paused = await app.execute(BatchStart, { text: "b,a" }, { ...run, threadId: "t-items-threw" });
+    expect(paused.status).toBe(ExecutionStatus.Paused);
+    const byItem = async () =>
+      new Map(
+        (await store.pauses.list({ tenantId: "acme", threadId: "t-items-threw" })).map((p) => [
+          p.step.branch?.launches.at(-1)?.index,
+          p,
+        ]),
+      );
+    // Item b (index 0) asked first and waits; then item a (index 1) failed.
+    const first = await byItem();
+    expect(first.get(1)).toMatchObject({
       status: PauseStatus.Cancelled,
-      resolution: PauseResolution.Cancelled,
+      resolution: PauseResolution.Withdrawn,
       isSent: false,
+      answer: { withdrawnBy: { executionId: paused.executionId, launchId: expect.any(String) } },
     });
+    expect(first.get(0)).toMatchObject({ status: PauseStatus.Pending, isSent: true });
+    expect(channel.withdraw).not.toHaveBeenCalled();
+
+    const done = await app.resume(
+      { pauseId: first.get(0)?.pauseId as string, decision: { approved: true } },
+      manager,
+    );
+    expect(done.status).toBe(ExecutionStatus.Completed);
     expect(
       await app.pauses.list({ tenantId: "acme", threadId: "t-items-threw", status: PauseStatus.Pending }),
     ).toEqual([]);
