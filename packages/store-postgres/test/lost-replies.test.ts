@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import { ExecutionStatus } from "@agboss/core";
 import { afterEach, describe, expect, test } from "vitest";
 import { PostgresStore } from "../src/index.js";
-import { dropSchema, TEST_URL, uniqueSchema } from "./postgres-server.js";
+import { dropSchema, proxyInFront, TEST_URL, uniqueSchema } from "./postgres-server.js";
 
 // A reply lost on the way back: the server ran and committed a statement, then the connection broke
 // before its answer reached the store. A TCP proxy between the store and the server stands in for the
@@ -18,13 +17,8 @@ interface Cut {
 }
 
 async function proxy(): Promise<{ url: string; cut: (cut: Cut) => void; close: () => Promise<void> }> {
-  const target = new URL(TEST_URL);
   let armed: Cut | undefined;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(client);
-    sockets.add(upstream);
+  const { url, close } = await proxyInFront((client, upstream) => {
     let cutting: Cut | undefined;
     client.on("data", (chunk) => {
       if (armed?.statement.test(chunk.toString("latin1"))) {
@@ -55,20 +49,12 @@ async function proxy(): Promise<{ url: string; cut: (cut: Cut) => void; close: (
     client.on("close", end);
     upstream.on("close", end);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  const url = new URL(TEST_URL);
-  url.hostname = "127.0.0.1";
-  url.port = String(port);
   return {
-    url: url.toString(),
+    url,
     cut: (cut) => {
       armed = cut;
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
 

@@ -1,4 +1,4 @@
-import net from "node:net";
+import { proxyInFront } from "./postgres-server.js";
 
 /**
  * A stand-in for a connection pooler such as PgBouncer, in front of the test server: it passes each
@@ -16,17 +16,11 @@ export interface PoolerStandIn {
 /** The process id the stand-in announces in place of the server's. */
 const ANNOUNCED_OFFSET = 1 << 22;
 
-export async function poolerStandIn(serverUrl: string): Promise<PoolerStandIn> {
-  const target = new URL(serverUrl);
-  const sockets = new Set<net.Socket>();
-  const listener = net.createServer((client) => {
-    sockets.add(client);
-    client.on("close", () => sockets.delete(client));
-    const server = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(server);
-    server.on("close", () => sockets.delete(server));
+export function poolerStandIn(): Promise<PoolerStandIn> {
+  return proxyInFront((client, server) => {
     server.on("error", () => client.destroy());
     client.on("error", () => undefined);
+    // Like a pooler, the server connection stays when its client goes.
     client.pipe(server, { end: false });
     let startup = true;
     let pending = Buffer.alloc(0);
@@ -54,16 +48,4 @@ export async function poolerStandIn(serverUrl: string): Promise<PoolerStandIn> {
       }
     });
   });
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-  const { port } = listener.address() as net.AddressInfo;
-  const url = new URL(serverUrl);
-  url.hostname = "127.0.0.1";
-  url.port = String(port);
-  return {
-    url: url.toString(),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => listener.close(() => resolve()));
-    },
-  };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import net from "node:net";
 import pg from "pg";
 
 // Spelled out, not imported from the store: the global setup loads this file outside vite's resolution.
@@ -61,4 +62,35 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * A TCP proxy on loopback in front of the test server, standing in for what lies between a store and
+ * its server (a network, a pooler): each connection made to `url` gets a connection of its own to the
+ * server, and `relay` wires the two. `close` destroys every connection and stops listening.
+ */
+export async function proxyInFront(
+  relay: (client: net.Socket, server: net.Socket) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const target = new URL(TEST_URL);
+  const sockets = new Set<net.Socket>();
+  const listener = net.createServer((client) => {
+    const server = net.connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, server]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+    }
+    relay(client, server);
+  });
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  const url = new URL(TEST_URL);
+  url.hostname = "127.0.0.1";
+  url.port = String((listener.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    },
+  };
 }

@@ -362,7 +362,7 @@ async function startHolder(
 
 describe("behind a pooler (a stand-in that, like PgBouncer, announces a process id that is not the server's)", () => {
   test("the session idle timeout is not set, since the session would outlive the store's use of it; a given one is warned of once", async () => {
-    const pooler = await poolerStandIn(TEST_URL);
+    const pooler = await poolerStandIn();
     cleanups.push(() => pooler.close());
     const given = await openStore({ connectionString: pooler.url, idleInTransactionTimeoutMs: 2_500 });
     const { rows } = await sql<{
@@ -384,7 +384,7 @@ describe("behind a pooler (a stand-in that, like PgBouncer, announces a process 
   });
 
   test("a stalled connection is given up, but its server process, which the store could not confirm as its own, is not ended", async () => {
-    const pooler = await poolerStandIn(TEST_URL);
+    const pooler = await poolerStandIn();
     cleanups.push(() => pooler.close());
     const { store, application, logs } = await openStore({
       connectionString: pooler.url,

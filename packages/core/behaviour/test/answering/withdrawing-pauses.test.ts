@@ -122,19 +122,7 @@ onEachBackend(OfficeApplication, (test) => {
     store,
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let started: () => void = () => undefined;
-    const sending = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    channel.send.mockImplementationOnce(async () => {
-      started();
-      await gate;
-      return ChannelOutcome.awaitReply();
-    });
+    const { sending, release } = holdNextSend(channel, () => ChannelOutcome.awaitReply());
     const running = pauseRefund(app, mockLlm, "t-wd3").catch((error: unknown) => error);
     await sending;
     const other = await openApp();
@@ -166,17 +154,7 @@ onEachBackend(OfficeApplication, (test) => {
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
     const order: string[] = [];
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let started: () => void = () => undefined;
-    const sending = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    channel.send.mockImplementationOnce(async () => {
-      started();
-      await gate;
+    const { sending, release } = holdNextSend(channel, () => {
       order.push("send returned");
       return ChannelOutcome.awaitReply({ ref: { message: "m-1" } });
     });
@@ -282,3 +260,27 @@ onEachBackend(OfficeApplication, (test) => {
     expect(mocked.withdraw).toHaveBeenCalledTimes(1);
   });
 });
+
+/**
+ * Holds the channel's next `send` until `release()`, then returns `outcome()`; `sending` settles once
+ * that `send` was called.
+ */
+function holdNextSend(
+  channel: { send: { mockImplementationOnce(send: () => Promise<ChannelOutcome>): unknown } },
+  outcome: () => ChannelOutcome,
+): { sending: Promise<void>; release: () => void } {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started: () => void = () => undefined;
+  const sending = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  channel.send.mockImplementationOnce(async () => {
+    started();
+    await gate;
+    return outcome();
+  });
+  return { sending, release: () => release() };
+}
