@@ -1,4 +1,5 @@
 export { KyselyCheckpointSaver } from "./checkpoint/kysely-checkpoint-saver.js";
+export { TURN_AT_LEAST_EVERY_MS } from "./commit-turns.js";
 export type { SyncStatements } from "./held-connections.js";
 export { KyselyStore, type KyselyStoreConfig } from "./kysely-store.js";
 export {

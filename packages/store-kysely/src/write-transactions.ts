@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { LeaseLostError, StoreUnavailableError } from "@agboss/core";
 import type { Fence } from "@agboss/core/store";
 import { CompiledQuery, type Kysely } from "kysely";
+import { CommitTurns } from "./commit-turns.js";
 import { CommitFailure, FaultRetry } from "./fault-retry.js";
 import { hold, letGo, runCompiledOn, type SyncStatements } from "./held-connections.js";
 import { type Closing, PassTransactions } from "./pass-transactions.js";
@@ -122,8 +123,8 @@ const ROLLBACK = CompiledQuery.raw("rollback");
  * throws rolls back to its savepoint and rejects alone, and every other unit resolves only once the
  * commit that holds its writes has returned. The result is the same as running them one after the
  * other, with one commit (one disk sync under `synchronous=FULL`) instead of many. Once its queue is
- * empty a transaction lets the event loop turn once before it commits, so that writes issued side by
- * side join it; on a synchronous driver (see {@link StoreDatabase.syncStatements}) its statements run
+ * empty a transaction may let the event loop turn once before it commits, so that writes issued side by
+ * side join it (when is {@link CommitTurns}'s to say); on a synchronous driver (see {@link StoreDatabase.syncStatements}) its statements run
  * at once on the connection it holds.
  *
  * A transaction that meets a transient fault (see {@link StoreDialectCapabilities.faultOf}) before its
@@ -141,6 +142,7 @@ export class WriteTransactions {
   readonly #sync: SyncStatements | undefined;
   readonly #inTransaction: (() => boolean) | undefined;
   readonly #queue: QueuedWork[] = [];
+  readonly #turns = new CommitTurns();
   /** The transaction of the unit of work (see {@link atomically}) the caller runs in, if any. */
   readonly #unit = new AsyncLocalStorage<Kysely<AgbossDatabase>>();
   #draining = false;
@@ -724,7 +726,9 @@ export class WriteTransactions {
     await runCompiledOn(connection, this.#begin);
     attempt.began = true;
     const done: { unit: QueuedWork; result: unknown }[] = [];
-    let lingered = false;
+    // Whether a unit's caller went on before the commit since the loop last turned (see `CommitTurns`).
+    let callerWent = false;
+    let turned = false;
     // Whether every unit done so far resolved as applied: then, between units, reads run in it.
     let onlyApplied = true;
     try {
@@ -732,13 +736,15 @@ export class WriteTransactions {
       for (;;) {
         if (index === group.length) {
           let queued = done.length < MAX_GROUP ? this.#queue.shift() : undefined;
-          if (queued === undefined && done.length < MAX_GROUP && !lingered) {
+          if (queued === undefined && done.length < MAX_GROUP && !turned && this.#turns.wanted(callerWent)) {
             // Before committing, let the event loop turn once: writes issued meanwhile without waiting
             // for this one (LangGraph's checkpoint writes, which run behind the graph's next step)
             // join this commit instead of needing one of their own.
-            lingered = true;
+            turned = true;
             await new Promise((resolve) => setImmediate(resolve));
             queued = this.#queue.shift();
+            this.#turns.turned(callerWent, queued !== undefined);
+            callerWent = false;
           }
           if (queued === undefined) break;
           group.push(queued);
@@ -760,14 +766,21 @@ export class WriteTransactions {
           if (unit.applied !== undefined && !unit.applied.resolved) {
             unit.applied.resolved = true;
             unit.resolve(result);
-            // Its caller goes on now, and may issue the next write: the transaction waits a turn for it.
-            lingered = false;
+            // Its caller goes on now, and may issue the next write: the transaction waits a turn for it
+            // (not for writes its caller was told done before they were issued: it writes nothing more).
+            if (!unit.applied.toldDone) {
+              callerWent = true;
+              turned = false;
+            }
           }
         } catch (error) {
           // A transient fault fails the transaction, not the unit: every unit it carries runs again.
           if (this.#retry.faultOf(error) !== undefined) throw error;
           group.splice(index, 1);
           unit.reject(error);
+          // Its caller goes on too, and may write again: the transaction waits a turn for it.
+          callerWent = true;
+          turned = false;
           if (!shared) {
             this.#readsThrough = false;
             await runCompiledOn(connection, ROLLBACK);

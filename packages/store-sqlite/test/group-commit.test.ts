@@ -8,7 +8,7 @@ import {
   KEEP_READ_CONFIG_KEY,
   KEPT_READ_CONFIG_KEY,
 } from "@agboss/core/store";
-import { type AgbossDatabase, KyselyStore } from "@agboss/store-kysely";
+import { type AgbossDatabase, KyselyStore, TURN_AT_LEAST_EVERY_MS } from "@agboss/store-kysely";
 import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect } from "kysely";
 import { afterAll, describe, expect, test } from "vitest";
@@ -137,19 +137,45 @@ describe("group commit", () => {
     await close();
   });
 
-  test("a write issued while a transaction is still open, in a later turn of the event loop, joins its commit", async () => {
+  test("a write issued in a later turn of the event loop joins the open transaction when the loop is due a turn, and then while turns find writes side by side", async () => {
     const { store, commits, close } = await openWithTakeover();
+    // The lease grants above turned the loop and found nothing beside them; after a while without a
+    // turn, the next transaction turns it again.
+    await new Promise((resolve) => setTimeout(resolve, TURN_AT_LEAST_EVERY_MS + 5));
+    const pair = async (name: string) => {
+      const before = commits();
+      const first = store.threads.save(thread(`${name}-first`));
+      // Issued from a later turn, as a request handled beside a running execution writes.
+      const second = await new Promise<Promise<unknown>>((resolve) =>
+        setImmediate(() => resolve(store.threads.save(thread(`${name}-second`)))),
+      );
+      await Promise.all([first, second]);
+      return commits() - before;
+    };
+    expect(await pair("due")).toBe(1);
+    // That turn found a write: the next transaction turns the loop at once, and takes the next one in.
+    expect(await pair("side-by-side")).toBe(1);
+    for (const name of ["due-first", "due-second", "side-by-side-first", "side-by-side-second"]) {
+      expect(await store.threads.findByTenantIdAndThreadId("t", name)).toBeDefined();
+    }
+    await close();
+  });
+
+  test("once a turn found no write beside its own, writes whose callers wait for their commit commit without turning the event loop", async () => {
+    const { store, commits, close } = await openWithTakeover();
+    await store.threads.save(thread("alone"));
+    // Counts the loop's turns: each runs the immediates queued before it.
+    let turns = 0;
+    let counter = setImmediate(function count() {
+      turns += 1;
+      counter = setImmediate(count);
+    });
     const before = commits();
-    const first = store.threads.save(thread("first"));
-    // Issued from a later turn, as LangGraph issues a step's writes behind the checkpoint put it did not
-    // wait for: the open transaction turns the loop once before committing, and takes it in.
-    const second = await new Promise<Promise<unknown>>((resolve) =>
-      setImmediate(() => resolve(store.threads.save(thread("second")))),
-    );
-    await Promise.all([first, second]);
-    expect(commits() - before).toBe(1);
-    expect(await store.threads.findByTenantIdAndThreadId("t", "first")).toBeDefined();
-    expect(await store.threads.findByTenantIdAndThreadId("t", "second")).toBeDefined();
+    for (let i = 0; i < 20; i += 1) await store.threads.save(thread(`at-once-${i}`));
+    clearImmediate(counter);
+    expect(commits() - before).toBe(20);
+    // One turn at most, when a stalled machine makes the loop due one.
+    expect(turns).toBeLessThanOrEqual(1);
     await close();
   });
 
