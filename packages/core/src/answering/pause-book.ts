@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import type {
   AssembledApplication,
   AssembledChannel,
@@ -30,9 +30,22 @@ import { pauseAttributes, spanOf, traced } from "../services/tracing.js";
 import type { Fence } from "../store/fence.js";
 import { toMilliseconds } from "../time/duration.js";
 
+const PAUSE_ID_BYTES = 16;
+/** Random bytes for pause ids, drawn from the system's generator 256 ids at a time (one system call). */
+let idBytes = Buffer.alloc(0);
+let idBytesUsed = 0;
+
 /** A fresh pause id: 128 random bits, URL-safe. @internal */
 export function newPauseId(): string {
-  return randomBytes(16).toString("base64url");
+  if (idBytesUsed + PAUSE_ID_BYTES > idBytes.length) {
+    idBytes = randomFillSync(Buffer.allocUnsafe(256 * PAUSE_ID_BYTES));
+    idBytesUsed = 0;
+  }
+  const id = idBytes.toString("base64url", idBytesUsed, idBytesUsed + PAUSE_ID_BYTES);
+  // Spent bytes are wiped, so what stays in memory is only what later ids will be.
+  idBytes.fill(0, idBytesUsed, idBytesUsed + PAUSE_ID_BYTES);
+  idBytesUsed += PAUSE_ID_BYTES;
+  return id;
 }
 
 /**
