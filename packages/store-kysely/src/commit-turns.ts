@@ -1,7 +1,8 @@
 /**
- * How long a run of write transactions may go without letting the event loop turn: on a synchronous
- * driver a pass that does no I/O moves from one write to the next by promise jobs alone, and timers (a
- * lease's renewal, a deadline) and I/O callbacks wait until the loop turns. @internal
+ * How long a store's write transactions go at most without looking for writes side by side, by letting
+ * the event loop turn once before a commit. On a synchronous driver a pass that does no I/O moves from
+ * one write to the next by promise jobs alone, and timers (a lease's renewal, a deadline) and I/O
+ * callbacks wait until the loop turns: this also bounds that wait. @internal
  */
 export const TURN_AT_LEAST_EVERY_MS = 10;
 
@@ -11,36 +12,37 @@ export const TURN_AT_LEAST_EVERY_MS = 10;
  * I/O: on an idle loop a few microseconds for nothing, several times in each execution. So a transaction
  * turns the loop:
  *
- * - when a caller it carries went on before its commit (a unit resolved once applied, or one that failed
- *   alone): that caller's next write may be on its way;
- * - while such turns find writes: other callers write side by side (executions running at once), and
- *   their writes share a commit. A turn that finds none stops these until the next one below;
- * - when the loop has not turned for {@link TURN_AT_LEAST_EVERY_MS}: timers and I/O run, and the turn
- *   looks again for writes side by side.
+ * - when the last unit it ran settled before the commit (resolved once applied, or failed alone): its
+ *   caller goes on now, and its next write may be on its way;
+ * - otherwise, while such looks find writes side by side (executions running at once, whose writes
+ *   then share a commit), and at least every {@link TURN_AT_LEAST_EVERY_MS} after one that found none.
  *
- * Where every caller waits for its own commit and nobody else writes, transactions commit at once.
+ * Where every caller waits for its own commit and nobody else writes, transactions commit at once but
+ * for that look every 10 ms.
  * @internal
  */
 export class CommitTurns {
   readonly #now: () => number;
-  /** Whether the last turn that was not for a caller who went on found a write to take in. */
+  /** Whether the last look for writes side by side found one. */
   #sideBySide = true;
-  #turnedAt: number;
+  /** When that look was. */
+  #lookedAt: number;
 
   constructor(now: () => number = () => performance.now()) {
     this.#now = now;
-    this.#turnedAt = now();
+    this.#lookedAt = now();
   }
 
-  /** Whether to turn the loop before committing; `callerWent`: a unit's caller went on before the commit. */
-  wanted(callerWent: boolean): boolean {
-    return callerWent || this.#sideBySide || this.#now() - this.#turnedAt >= TURN_AT_LEAST_EVERY_MS;
+  /** Whether to turn the loop before committing; `lastWent`: the last unit run settled before the commit. */
+  wanted(lastWent: boolean): boolean {
+    return lastWent || this.#sideBySide || this.#now() - this.#lookedAt >= TURN_AT_LEAST_EVERY_MS;
   }
 
-  /** What the turn found: whether a write joined; `callerWent` as given to {@link wanted}. */
-  turned(callerWent: boolean, found: boolean): void {
-    this.#turnedAt = this.#now();
+  /** What the turn found: whether a write joined; `lastWent` as given to {@link wanted}. */
+  turned(lastWent: boolean, found: boolean): void {
     // A write after a caller went on is that caller's own, most likely: it says nothing of others.
-    if (!callerWent) this.#sideBySide = found;
+    if (lastWent) return;
+    this.#lookedAt = this.#now();
+    this.#sideBySide = found;
   }
 }

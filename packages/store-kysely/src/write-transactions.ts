@@ -726,8 +726,9 @@ export class WriteTransactions {
     await runCompiledOn(connection, this.#begin);
     attempt.began = true;
     const done: { unit: QueuedWork; result: unknown }[] = [];
-    // Whether a unit's caller went on before the commit since the loop last turned (see `CommitTurns`).
-    let callerWent = false;
+    // Whether the last unit run settled before the commit (see `CommitTurns`), and whether the loop
+    // turned since then.
+    let lastWent = false;
     let turned = false;
     // Whether every unit done so far resolved as applied: then, between units, reads run in it.
     let onlyApplied = true;
@@ -736,15 +737,15 @@ export class WriteTransactions {
       for (;;) {
         if (index === group.length) {
           let queued = done.length < MAX_GROUP ? this.#queue.shift() : undefined;
-          if (queued === undefined && done.length < MAX_GROUP && !turned && this.#turns.wanted(callerWent)) {
+          if (queued === undefined && done.length < MAX_GROUP && !turned && this.#turns.wanted(lastWent)) {
             // Before committing, let the event loop turn once: writes issued meanwhile without waiting
             // for this one (LangGraph's checkpoint writes, which run behind the graph's next step)
             // join this commit instead of needing one of their own.
             turned = true;
             await new Promise((resolve) => setImmediate(resolve));
             queued = this.#queue.shift();
-            this.#turns.turned(callerWent, queued !== undefined);
-            callerWent = false;
+            this.#turns.turned(lastWent, queued !== undefined);
+            lastWent = false;
           }
           if (queued === undefined) break;
           group.push(queued);
@@ -763,15 +764,14 @@ export class WriteTransactions {
           index += 1;
           onlyApplied &&= unit.applied !== undefined;
           this.#readsThrough = onlyApplied;
+          // Resolved once applied, its caller goes on now and may issue the next write: the transaction
+          // waits a turn for it. A unit whose caller waits for the commit ran after the callers of the
+          // units before it had gone on: what they issued while it ran is queued already.
+          lastWent = unit.applied !== undefined;
+          if (lastWent) turned = false;
           if (unit.applied !== undefined && !unit.applied.resolved) {
             unit.applied.resolved = true;
             unit.resolve(result);
-            // Its caller goes on now, and may issue the next write: the transaction waits a turn for it
-            // (not for writes its caller was told done before they were issued: it writes nothing more).
-            if (!unit.applied.toldDone) {
-              callerWent = true;
-              turned = false;
-            }
           }
         } catch (error) {
           // A transient fault fails the transaction, not the unit: every unit it carries runs again.
@@ -779,7 +779,7 @@ export class WriteTransactions {
           group.splice(index, 1);
           unit.reject(error);
           // Its caller goes on too, and may write again: the transaction waits a turn for it.
-          callerWent = true;
+          lastWent = true;
           turned = false;
           if (!shared) {
             this.#readsThrough = false;
