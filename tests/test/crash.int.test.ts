@@ -117,6 +117,34 @@ describe("stopped after the channel asked, before the pause was marked sent; a f
     }
   }
   for (const store of STORES) {
+    test(`kill -9, cancelled while its lease still runs: nobody tells at once; the recovery sweep does once that lease would have run out, once each, with no ref [${store}]`, async () => {
+      const run = CrashRun.create(store, "asked, kill -9, cancelled under a live lease, then swept");
+      try {
+        const found = await askedThenCancelled(run, 2, "kill", { ref: true, leaseLive: true });
+        expect(found.cancelled).toHaveLength(2);
+        expect(found.withdrawnBeforeSweep).toBe(0);
+        // In the order the sweep found them (by when each was owed), not by pauseId.
+        expect([...found.withdrawn].sort((a, b) => (a.pauseId < b.pauseId ? -1 : 1))).toEqual(
+          found.asked.map((pauseId) => ({ pauseId, resolution: "cancelled", ref: null })),
+        );
+      } finally {
+        await run.dispose();
+      }
+    }, 120_000);
+    test(`SIGSTOP, cancelled while its lease still runs, then SIGCONT: the thawed step tells once each, with its ref, and the sweep after it nothing [${store}]`, async () => {
+      const run = CrashRun.create(store, "asked, SIGSTOP, cancelled under a live lease, thawed, then swept");
+      try {
+        const found = await askedThenCancelled(run, 2, "stop", { ref: true, leaseLive: true });
+        expect(found.withdrawnBeforeSweep).toBe(2);
+        expect([...found.withdrawn].sort((a, b) => (a.pauseId < b.pauseId ? -1 : 1))).toEqual(
+          found.asked.map((pauseId) => ({ pauseId, resolution: "cancelled", ref: { question: pauseId } })),
+        );
+      } finally {
+        await run.dispose();
+      }
+    }, 120_000);
+  }
+  for (const store of STORES) {
     test(`SIGSTOP, a send that returns a ref: told by the cancel without it, then by the thawed step with it [${store}]`, async () => {
       const run = CrashRun.create(store, "asked, SIGSTOP, a ref, then cancelled");
       try {

@@ -223,6 +223,11 @@ export async function runPlanWorkload(options: PlanWorkloadOptions): Promise<{
       limit: 100,
       after: { deadlineAt: 0, tenantId: PLAN_TENANT, pauseId: answered.pauseId },
     });
+    await store.pauses.listOwedWithdrawals({
+      now: Date.now(),
+      limit: 100,
+      after: { owedAt: 0, tenantId: PLAN_TENANT, pauseId: answered.pauseId },
+    });
     const sweep = statements(queries);
     return { paths: { pause, resume, sweep, follow }, seeded };
   } finally {

@@ -119,16 +119,19 @@ describe(`the pause, resume and sweep paths among ${TREES.toLocaleString("en-US"
   test("the sweep: every page starts at its cursor in its index, and nothing is sorted", () => {
     check(paths.sweep, PATH_TABLES.sweep);
     const cursors = [...plans.entries()].filter(([sql]) => /\) > \(/.test(sql)).map(([, plan]) => plan);
-    expect(cursors).toHaveLength(3);
+    expect(cursors).toHaveLength(4);
     expect(cursors[0]).toMatch(
       /Index Scan using agboss_executions_status_order_idx[\s\S]*Index Cond: .*ROW\(updated_at, tenant_id, execution_id\) > ROW/,
     );
     expect(cursors[1]).toMatch(
       /Index Scan using agboss_pauses_resolved_idx[\s\S]*Index Cond: .*ROW\(resolved_at, tenant_id, pause_id\) > ROW/,
     );
-    expect(cursors[2]).toMatch(
-      /Index Scan using agboss_pauses_deadline_idx[\s\S]*Index Cond: .*ROW\(next_deadline_at, tenant_id, pause_id\) > ROW/,
-    );
+    // The due deadlines of pending pauses, then the withdrawals owed on cancelled ones: one index.
+    for (const cursor of [cursors[2], cursors[3]]) {
+      expect(cursor).toMatch(
+        /Index Scan using agboss_pauses_deadline_idx[\s\S]*Index Cond: .*ROW\(next_deadline_at, tenant_id, pause_id\) > ROW/,
+      );
+    }
     for (const query of paths.sweep) expect(plans.get(query.sql) ?? "", query.sql).not.toMatch(/\bSort\b/);
   });
 });

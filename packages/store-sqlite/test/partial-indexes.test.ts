@@ -85,6 +85,58 @@ describe("the pause indexes that hold only the pauses their queries read", () =>
     }
   });
 
+  test("cancelled pauses' deadlines: the upgrade drops them from the deadline index; one an older instance leaves owes no withdrawal, and a cancel drops its pause's", async () => {
+    const path = dir.file("cancelled-deadlines.sqlite");
+    const database = await olderFile(path, "pauses-cancelled-deadlines-dropped");
+    insertPause(database, "cancelled-before", 500);
+    database.prepare("update agboss_pauses set status = 'cancelled', resolved_at = 2").run();
+    expect(entries(database, "agboss_pauses_deadline_idx")).toBe(1);
+    database.close();
+
+    const store = await SqliteStore.open({ path });
+    try {
+      // As an instance of the older version writes it meanwhile (a rolling upgrade): cancelled, not
+      // marked sent, a deadline kept with its reminder count.
+      const writer = new Database(path);
+      try {
+        insertPause(writer, "cancelled-by-older", 600);
+        writer
+          .prepare(
+            "update agboss_pauses set status = 'cancelled', resolved_at = 3, deadline_reminders = 2 where pause_id = ?",
+          )
+          .run("cancelled-by-older");
+        insertPause(writer, "pending-with-deadline", 700);
+      } finally {
+        writer.close();
+      }
+      expect(await store.pauses.listOwedWithdrawals({ now: 10_000, limit: 10 })).toEqual([]);
+      const older = await store.pauses.findByTenantIdAndPauseId("acme", "cancelled-by-older");
+      expect(older).toMatchObject({ status: "cancelled", isSent: false });
+      expect(older?.withdrawalOwedAt).toBeUndefined();
+      expect(older?.deadline).toBeUndefined();
+
+      const reader = new Database(path, { readonly: true });
+      try {
+        const deadlineOf = (pauseId: string) =>
+          (
+            reader.prepare("select next_deadline_at from agboss_pauses where pause_id = ?").get(pauseId) as {
+              next_deadline_at: number | null;
+            }
+          ).next_deadline_at;
+        expect(deadlineOf("cancelled-before")).toBeNull();
+        await store.pauses.cancelByTenantIdAndPauseId("acme", "pending-with-deadline", {
+          resolution: "cancelled",
+          at: 4,
+        });
+        expect(deadlineOf("pending-with-deadline")).toBeNull();
+      } finally {
+        reader.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   test("the resolved index: a file from before the change upgrades, waiting pauses leave it, the sweep and retention still read it", async () => {
     const before = migration("pauses-resolved-index-partial");
     expect(before).toBeGreaterThan(0);

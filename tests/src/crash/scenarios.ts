@@ -322,6 +322,8 @@ export interface AskedThenCancelled {
   readonly withdrawn: readonly { pauseId: string; resolution: unknown; ref: unknown }[];
   /** The threads the fresh process cancelled. */
   readonly cancelled: readonly string[];
+  /** With `leaseLive`: the withdrawals made before the recovery sweep ran (the rest are the sweep's). */
+  readonly withdrawnBeforeSweep?: number;
 }
 
 /**
@@ -329,13 +331,15 @@ export interface AskedThenCancelled {
  * before the pause was marked sent: kill -9, or SIGSTOP. Then a fresh process (Clock 60 s ahead: the
  * lease has lapsed) cancels each thread. The questions were asked, so their channel must be told they
  * are withdrawn. A process only frozen is then let go on: its sends return into cancelled pauses, which
- * it must not tell the channel of a second time.
+ * it must not tell the channel of a second time. With `leaseLive`, the fresh process cancels on the same
+ * Clock, while the stopped process's lease still runs (it takes it over), and a recovery sweep with the
+ * Clock 60 s ahead runs after it (and after the frozen process is let go on).
  */
 export async function askedThenCancelled(
   run: CrashRun,
   count: number,
   how: "kill" | "stop",
-  options: { readonly ref?: boolean } = {},
+  options: { readonly ref?: boolean; readonly leaseLive?: boolean } = {},
 ): Promise<AskedThenCancelled> {
   const prefix = `t${randomBytes(3).toString("hex")}`;
   const gate = run.gate("asked");
@@ -353,7 +357,9 @@ export async function askedThenCancelled(
   if (how === "kill") await starter.kill9();
   else await starter.stop();
   const threads = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
-  const canceller = run.spawn("cancel", threads, { CRASH_CLOCK_OFFSET_MS: String(RECOVER_OFFSET_MS) });
+  const canceller = run.spawn("cancel", threads, {
+    CRASH_CLOCK_OFFSET_MS: String(options.leaseLive === true ? 0 : RECOVER_OFFSET_MS),
+  });
   await canceller.waitExit(60_000);
   if (canceller.crashed())
     throw new Error(
@@ -377,8 +383,18 @@ export async function askedThenCancelled(
       );
     }
   }
+  let withdrawnBeforeSweep: number | undefined;
+  if (options.leaseLive === true) {
+    withdrawnBeforeSweep = run.events().filter((e) => e.event === "withdrawn").length;
+    const sweeper = await run.recover([]);
+    if (sweeper.crashed())
+      throw new Error(
+        `the sweeping worker failed (${sweeper.describeExit()}): ${sweeper.stderr.slice(0, 2000)}`,
+      );
+  }
   const events = run.events();
   return {
+    ...(withdrawnBeforeSweep === undefined ? {} : { withdrawnBeforeSweep }),
     asked: events
       .filter((e) => e.event === "asked")
       .map((e) => e.pauseId as string)

@@ -332,9 +332,16 @@ export async function closePending(
      * channel once `send` returns, or is one whose `send` threw, whose channel is never told.
      */
     readonly tellUnsent?: ((pause: PauseRecord) => boolean) | undefined;
+    /**
+     * For the pending pauses not marked sent that this call does not tell of: when a withdrawal is owed
+     * on each (see `PauseRecord.withdrawalOwedAt`). For a closer whose asker may be in its `send` and may
+     * never come back from it (a cancel that takes a live-looking lease over): the step claims the
+     * telling when its `send` returns, and the recovery sweep tells the channel at that time otherwise.
+     */
+    readonly withdrawalOwedAt?: number | undefined;
   },
 ): Promise<PauseRecord[]> {
-  const { tenantId, rootExecutionId, resolution, fence, answerOf, tellUnsent } = args;
+  const { tenantId, rootExecutionId, resolution, fence, answerOf, tellUnsent, withdrawalOwedAt } = args;
   const filter = args.filter ?? (() => true);
   const { store, clock } = services;
   const waiting = await store.pauses.list({ tenantId, rootExecutionId, statuses: ["pending"] });
@@ -343,8 +350,8 @@ export async function closePending(
     const done = await closeWithAudit(services, async () => {
       // In the close's unit of work (one commit on a SQL store): a step that comes back to its send (a
       // process that was only frozen) sees the pause marked, and leaves the telling to this call.
-      if (!pause.isSent && tellUnsent?.(pause) === true)
-        await store.pauses.markSent(tenantId, pause.pauseId, fence);
+      const tellingNow = !pause.isSent && tellUnsent?.(pause) === true;
+      if (tellingNow) await store.pauses.markSent(tenantId, pause.pauseId, fence);
       return store.pauses.cancelByTenantIdAndPauseId(
         tenantId,
         pause.pauseId,
@@ -352,6 +359,7 @@ export async function closePending(
           resolution,
           at: clock.now(),
           ...(answerOf?.(pause) === undefined ? {} : { answer: answerOf(pause) }),
+          ...(pause.isSent || tellingNow || withdrawalOwedAt === undefined ? {} : { withdrawalOwedAt }),
         },
         fence,
       );

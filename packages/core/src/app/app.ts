@@ -54,6 +54,7 @@ import { rememberExecutionBudget } from "../services/budget-guard.js";
 import { tellFollowersFailed } from "../services/followers.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { pauseAttributes } from "../services/tracing.js";
+import { LEASE_TTL_MS } from "../services/tree-lease.js";
 import { forgetReadAhead, type ReadAhead, readAheadOf } from "../store/checkpoint-history.js";
 import { LeaseLostError } from "../store/fence.js";
 import { type Lease, RELEASED_LEASE_EXPIRY } from "../store/lease-repository.js";
@@ -636,6 +637,10 @@ export class App {
       // stalled) before it could mark it, and nobody else may take it back. (A step whose send threw
       // leaves no pause pending: its pass or its branch closes it as it fails.)
       tellUnsent: leaseLapsed ? () => true : undefined,
+      // Its holder alive as far as anyone knows (here, or on another instance whose lease this call took
+      // over), a question it left unsent is its step's to take back once its send returns; should that
+      // holder never come back, the recovery sweep takes it back when its lease would have run out.
+      withdrawalOwedAt: clock.now() + LEASE_TTL_MS,
     });
     const record = latest.record as ExecutionRecord;
     await store.executions.save(

@@ -1,8 +1,9 @@
+import { tellWithdrawn } from "../answering/pause-book.js";
 import { actOnDeadline } from "../answering/pause-deadlines.js";
 import { StoreUnavailableError } from "../errors/app-errors.js";
 import { LogLevel } from "../logging/logger.js";
 import type { PauseRecord } from "../pauses/pause-record.js";
-import { PauseStatus } from "../pauses/pause-status.js";
+import { PauseStatus, type PauseWithdrawalResolution } from "../pauses/pause-status.js";
 import { ExecutionStatus } from "../records/execution-status.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import type { Lease } from "../store/lease-repository.js";
@@ -278,6 +279,45 @@ export class Recovery {
     }
   }
 
+  /**
+   * Tells the channels of cancelled questions whose asker never came back from its `send` (see
+   * `PauseRecord.withdrawalOwedAt`), page after page in due order: each claimed first, so that of this
+   * sweep, another instance's and the asker's step exactly one tells. One pause's failure is logged;
+   * a claimed pause whose channel could not be told is not told again (a withdrawal is best effort).
+   */
+  async #tellOwedWithdrawals(): Promise<void> {
+    const { clock, store, logger } = this.#services;
+    let after: { owedAt: number; tenantId: string; pauseId: string } | undefined;
+    for (;;) {
+      const page = await store.pauses.listOwedWithdrawals({
+        now: clock.now(),
+        limit: SWEEP_PAGE,
+        ...(after === undefined ? {} : { after }),
+      });
+      for (const pause of page) {
+        if (this.#isClosed()) return;
+        try {
+          const claimed = await store.pauses.claimWithdrawal(pause.tenantId, pause.pauseId);
+          if (claimed !== undefined) {
+            await tellWithdrawn(this.#services, claimed, claimed.resolution as PauseWithdrawalResolution);
+          }
+        } catch (error) {
+          logger.log({
+            level: LogLevel.Warn,
+            event: "sweep.withdrawal-failed",
+            message: `taking back the question of pause ${pause.pauseId} failed: ${error instanceof Error ? error.message : String(error)}`,
+            fields: { executionId: pause.executionId, tenantId: pause.tenantId },
+            at: clock.now(),
+          });
+        }
+      }
+      const last = page.at(-1);
+      if (page.length < SWEEP_PAGE || last?.withdrawalOwedAt === undefined) return;
+      after = { owedAt: last.withdrawalOwedAt, tenantId: last.tenantId, pauseId: last.pauseId };
+      await yieldToEventLoop();
+    }
+  }
+
   /** @internal One round of the sweep; {@link idle} waits for it. */
   sweepOnce(retentionMs: number): Promise<void> {
     const round = this.#round(retentionMs);
@@ -300,6 +340,8 @@ export class Recovery {
       // Deadlines due (reminders, escalations, expiries), each acted on once across instances; the trees
       // whose pauses they resolved go on at once, like answered ones.
       const resolved = await this.#actOnDeadlines();
+      // Questions of cancelled trees whose asker died (or stalled) inside its channel's send.
+      await this.#tellOwedWithdrawals();
       await this.#recoverPages(handled, async () => ({ full: false, trees: resolved }));
       // Answered pauses nobody took (their resumer died between the two phases), oldest first, across
       // tenants: found by their own index, so long-waiting trees cannot crowd them out.

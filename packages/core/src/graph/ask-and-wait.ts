@@ -23,7 +23,7 @@ import type { BranchPath } from "../records/branch-path.js";
 import { tellProgress } from "../services/progress.js";
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { frameAttributes, pauseAttributes, spanOf, traced } from "../services/tracing.js";
-import { confirmLeaseUnchanged } from "../services/tree-lease.js";
+import { confirmLeaseUnchanged, LEASE_TTL_MS } from "../services/tree-lease.js";
 import { type Fence, LeaseLostError } from "../store/fence.js";
 import type { LoopState } from "./flow-state.js";
 import { BranchWithdrawnError } from "./launch-errors.js";
@@ -401,10 +401,25 @@ async function sendOnce(
 ): Promise<{ readonly approval: Approval } | { readonly pause: PauseRecord }> {
   const outcome = await send(asking, pause);
   if (outcome.kind !== "await-reply") {
-    const approval = await takeAtOnce(asking, pause, outcome);
-    return approval === undefined ? { pause: await reread(asking, pause) } : { approval };
+    // Closed meanwhile, the pause owes no withdrawal: the channel did not wait on it.
+    const approval = await takeAtOnce(asking, pause, outcome).catch(async (error: unknown) => {
+      await forgoOwedWithdrawal(asking, pause);
+      throw error;
+    });
+    if (approval !== undefined) return { approval };
+    await forgoOwedWithdrawal(asking, pause);
+    return { pause: await reread(asking, pause) };
   }
-  return { pause: await markSent(asking, pause, outcome.ref) };
+  return { pause: await markSent(asking, pause, outcome.ref, asking.services.clock.now()) };
+}
+
+/**
+ * Drops a withdrawal the pause may owe since it was closed while its `send` ran (see
+ * `PauseRecord.withdrawalOwedAt`): for a question the channel failed to ask, or decided at once. Best
+ * effort, as a withdrawal is.
+ */
+async function forgoOwedWithdrawal(asking: Asking, pause: PauseRecord): Promise<void> {
+  await asking.services.store.pauses.forgoWithdrawal(asking.tenantId, pause.pauseId).catch(() => undefined);
 }
 
 /** Calls the channel's `send` in the step's frame; a throw, or anything but a ChannelOutcome, fails the agent. */
@@ -436,6 +451,8 @@ async function send(asking: Asking, pause: PauseRecord): Promise<ChannelOutcome>
         ),
     );
   } catch (error) {
+    // Closed meanwhile, the pause owes no withdrawal: the channel failed to ask.
+    await forgoOwedWithdrawal(asking, pause);
     const reason = error instanceof Error ? error.message : String(error);
     throw failed(asking, `channel "${channel.name}" failed to ask about ${request.tool.name}: ${reason}`, {
       cause: error,
@@ -502,7 +519,12 @@ async function takeAtOnce(
  * JSON), and returns the pause as the store holds it now. When the pause was closed while `send` was
  * still returning, the channel is told it is withdrawn.
  */
-async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown): Promise<PauseRecord> {
+async function markSent(
+  asking: Asking,
+  pause: PauseRecord,
+  outcomeRef: unknown,
+  returnedAt: number,
+): Promise<PauseRecord> {
   const { services, request, channel, tenantId } = asking;
   const ref = checkedRef(
     outcomeRef,
@@ -517,30 +539,47 @@ async function markSent(asking: Asking, pause: PauseRecord, outcomeRef: unknown)
       // Taken over while send ran (`app.cancel` on another instance): the channel is still told of a
       // pause closed meanwhile, by this step, once; then this pass stops.
       if (!(error instanceof LeaseLostError)) throw error;
-      await tellClosedMeanwhile(asking, await reread(asking, pause), ref);
+      await tellClosedMeanwhile(asking, await reread(asking, pause), ref, returnedAt);
       throw error;
     });
   if (sent !== undefined) return sent;
   const now = await reread(asking, pause);
   // Closed while send was still returning: this step tells the channel, now that it can.
-  await tellClosedMeanwhile(asking, now, ref);
+  await tellClosedMeanwhile(asking, now, ref, returnedAt);
   return now;
 }
 
 /**
- * Tells the channel of a pause closed while its `send` ran, with the ref `send` returned: unless whoever
- * closed it found this step's lease lapsed, took it for gone, and told the channel itself (the pause is
- * then marked sent, see `closePending`); this step tells it again only when it knows where the question
- * is and that call did not (it had no ref: the question may not have been up yet).
+ * Tells the channel of a pause closed while its `send` ran, with the ref `send` returned (at
+ * `returnedAt`). Whoever marks the closed pause sent tells (`claimWithdrawal`): this step, or the
+ * recovery sweep once the withdrawal it owes comes due, or a closer that found this step's lease lapsed
+ * and took it for gone (see `closePending`). When another told first, with no ref, the question may not
+ * have been up yet: this step tells again where it knows where the question is (it has a ref), and also
+ * without one when its `send` returned a lease's lifetime or more after the close, when the sweep may
+ * have told before the question was up.
  */
-async function tellClosedMeanwhile(asking: Asking, now: PauseRecord, ref: unknown): Promise<void> {
-  if (now.status !== PauseStatus.Cancelled) return;
-  if (now.isSent && (ref === undefined || now.channelRef !== undefined)) return;
-  await tellWithdrawn(
-    asking.services,
-    { ...now, isSent: true, channelRef: ref ?? now.channelRef },
-    now.resolution as "withdrawn" | "cancelled",
-  );
+async function tellClosedMeanwhile(
+  asking: Asking,
+  closed: PauseRecord,
+  ref: unknown,
+  returnedAt: number,
+): Promise<void> {
+  if (closed.status !== PauseStatus.Cancelled) return;
+  const { services, tenantId } = asking;
+  const resolution = closed.resolution as "withdrawn" | "cancelled";
+  let now = closed;
+  if (!now.isSent) {
+    const claimed = await services.store.pauses.claimWithdrawal(tenantId, now.pauseId, ref);
+    if (claimed !== undefined) {
+      await tellWithdrawn(services, claimed, resolution);
+      return;
+    }
+    now = await reread(asking, now);
+  }
+  if (now.channelRef !== undefined) return;
+  const slow = now.resolvedAt !== undefined && returnedAt >= now.resolvedAt + LEASE_TTL_MS;
+  if (ref === undefined && !slow) return;
+  await tellWithdrawn(services, { ...now, isSent: true, channelRef: ref }, resolution);
 }
 
 /**

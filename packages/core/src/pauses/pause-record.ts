@@ -79,6 +79,13 @@ export interface PauseRecord {
   /** The next deadline of a Pending pause whose role has deadlines; undefined when it has none. */
   readonly deadline?: PauseDeadline | undefined;
   /**
+   * For a Cancelled pause not marked sent, closed while its step may have been in its channel's `send`
+   * (the question may be up, with nobody yet to take it back): when the recovery sweep tells the channel
+   * it is withdrawn, on the application's Clock, unless that step claims the telling first. Undefined
+   * otherwise.
+   */
+  readonly withdrawalOwedAt?: number | undefined;
+  /**
    * When the pause expires (its role's `expire`, or the one an escalation carried over from the role
    * asked before), on the application's Clock; undefined when it never does. Set once, when created.
    */

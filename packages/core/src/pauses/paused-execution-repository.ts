@@ -94,14 +94,39 @@ export interface PausedExecutionRepository {
   ): Promise<PauseRecord | undefined>;
   /**
    * Pending → Cancelled with the resolution (and `answer`, when given: what withdrew it); undefined
-   * when the pause was not Pending.
+   * when the pause was not Pending. Its deadline goes; `withdrawalOwedAt`, when given, is kept as the
+   * pause's {@link PauseRecord.withdrawalOwedAt} if the pause is not marked sent in that same update.
    */
   cancelByTenantIdAndPauseId(
     tenantId: string,
     pauseId: string,
-    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
+    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer; withdrawalOwedAt?: number },
     fence?: Fence,
   ): Promise<PauseRecord | undefined>;
+  /**
+   * Cancelled pauses not marked sent (of every tenant) whose withdrawal is owed at `now` or before,
+   * earliest first (ties by tenantId, then pauseId), at most `limit` (none for a limit below 1). For the
+   * recovery sweep, which claims each ({@link claimWithdrawal}) and tells its channel.
+   */
+  listOwedWithdrawals(args: {
+    now: number;
+    limit: number;
+    /** Only the pauses after this one in that order: the next page of the sweep. */
+    after?: { readonly owedAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]>;
+  /**
+   * Marks a Cancelled pause sent (with `channelRef`, when given) and drops any withdrawal owed on it, in
+   * one conditional update: the caller tells the channel it is withdrawn. Of two callers (the step back
+   * from its `send`, the sweep) exactly one gets the record back; undefined when the pause is not
+   * Cancelled or is marked sent already (whoever marked it tells). Not fenced: the step that claims it
+   * lost its lease to whoever cancelled.
+   */
+  claimWithdrawal(tenantId: string, pauseId: string, channelRef?: unknown): Promise<PauseRecord | undefined>;
+  /**
+   * Drops the withdrawal owed on a Cancelled pause not marked sent, leaving it unsent: its `send` failed,
+   * so its channel is never told. Returns the record, or undefined when nothing was owed.
+   */
+  forgoWithdrawal(tenantId: string, pauseId: string): Promise<PauseRecord | undefined>;
   /**
    * Removes Taken and Cancelled pauses resolved before `cutoff`, at most `limit` of them (all when it is
    * not given); returns how many. Never Pending or Resolved.

@@ -1,4 +1,5 @@
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import type { AgbossDatabase } from "../schema/agboss-database.js";
 import type { StoreMigration } from "./store-migration.js";
 
 /**
@@ -361,6 +362,22 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
         .on("agboss_pauses")
         .columns(["status", "resolved_at", "tenant_id", "pause_id"])
         .where(sql.ref("resolved_at"), "is not", null)
+        .execute();
+    },
+  },
+  {
+    // A cancelled pause's `next_deadline_at` now says when the recovery sweep tells its channel it is
+    // withdrawn (its step may have died inside its channel's `send`), marked as such by its
+    // `deadline_reminders`. The deadlines cancelled pauses kept from before owe nothing and no query
+    // reads them: they are dropped from the deadline index (a cancel drops them itself from now on).
+    name: "pauses-cancelled-deadlines-dropped",
+    async up(db) {
+      // Through the query builder, so that a schema the store is scoped to applies.
+      await (db as Kysely<AgbossDatabase>)
+        .updateTable("agboss_pauses")
+        .set({ next_deadline_at: null })
+        .where("status", "=", "cancelled")
+        .where("next_deadline_at", "is not", null)
         .execute();
     },
   },

@@ -292,27 +292,44 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
     return rows.map(toPause);
   }
 
-  async listDueDeadlines(args: {
+  listDueDeadlines(args: {
     now: number;
     limit: number;
     after?: { readonly deadlineAt: number; readonly tenantId: string; readonly pauseId: string };
   }): Promise<PauseRecord[]> {
+    const { after } = args;
+    return this.#dueBy(PauseStatus.Pending, args, after && { at: after.deadlineAt, ...after });
+  }
+
+  /**
+   * Pauses in `status` whose `next_deadline_at` is due by `now`, in (next_deadline_at, tenant_id,
+   * pause_id) order from just after `after`, at most `limit`; with `owed`, only owed withdrawals (not
+   * marked sent, and marked as owed).
+   * Served by agboss_pauses_deadline_idx (status, next_deadline_at, tenant_id, pause_id): a range of its
+   * `status` part from the cursor on, in index order, that stops at the limit.
+   */
+  async #dueBy(
+    status: PauseStatus,
+    args: { now: number; limit: number },
+    after: { readonly at: number; readonly tenantId: string; readonly pauseId: string } | undefined,
+    options: { owed?: boolean } = {},
+  ): Promise<PauseRecord[]> {
     const limit = Math.min(Math.trunc(args.limit), Number.MAX_SAFE_INTEGER);
     if (!(limit > 0)) return [];
-    const { after } = args;
-    // Served by agboss_pauses_deadline_idx (status, next_deadline_at, tenant_id, pause_id): a range
-    // from the cursor on, in index order, that stops at the limit.
     let select = this.#store.db
       .selectFrom("agboss_pauses")
       .selectAll()
-      .where("status", "=", PauseStatus.Pending)
+      .where("status", "=", status)
       .where("next_deadline_at", "<=", args.now);
+    if (options.owed === true) {
+      select = select.where("is_sent", "=", 0).where("deadline_reminders", "=", OWED_WITHDRAWAL);
+    }
     if (after !== undefined) {
       select = select.where((eb) =>
         eb(
           eb.refTuple("next_deadline_at", "tenant_id", "pause_id"),
           ">",
-          eb.tuple(after.deadlineAt, after.tenantId, after.pauseId),
+          eb.tuple(after.at, after.tenantId, after.pauseId),
         ),
       );
     }
@@ -485,7 +502,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
   cancelByTenantIdAndPauseId(
     tenantId: string,
     pauseId: string,
-    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
+    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer; withdrawalOwedAt?: number },
     fence?: Fence,
   ): Promise<PauseRecord | undefined> {
     return this.#change({
@@ -497,8 +514,70 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         resolution: args.resolution,
         resolved_at: args.at,
         ...(args.answer === undefined ? {} : { answer: toJsonText(args.answer) }),
+        // A cancelled pause's next deadline is an owed withdrawal, marked by OWED_WITHDRAWAL in place of
+        // a reminder count, and only while the pause is not marked sent (see `listOwedWithdrawals`,
+        // `toPause`): one whose mark landed first owes none.
+        next_deadline_at: args.withdrawalOwedAt ?? null,
+        deadline_reminders: args.withdrawalOwedAt === undefined ? 0 : OWED_WITHDRAWAL,
       },
       fence,
+    });
+  }
+
+  listOwedWithdrawals(args: {
+    now: number;
+    limit: number;
+    after?: { readonly owedAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]> {
+    // A cancelled pause's next deadline is its owed withdrawal: the deadline index's cancelled part.
+    const { after } = args;
+    return this.#dueBy(PauseStatus.Cancelled, args, after && { at: after.owedAt, ...after }, {
+      owed: true,
+    });
+  }
+
+  claimWithdrawal(tenantId: string, pauseId: string, channelRef?: unknown): Promise<PauseRecord | undefined> {
+    return this.#changeCancelledUnsent(tenantId, pauseId, {
+      is_sent: 1,
+      next_deadline_at: null,
+      deadline_reminders: 0,
+      ...(channelRef === undefined ? {} : { channel_ref: toJsonText(channelRef) }),
+    });
+  }
+
+  forgoWithdrawal(tenantId: string, pauseId: string): Promise<PauseRecord | undefined> {
+    return this.#changeCancelledUnsent(
+      tenantId,
+      pauseId,
+      { next_deadline_at: null, deadline_reminders: 0 },
+      { owed: true },
+    );
+  }
+
+  /** A conditional update of a Cancelled pause not marked sent (`owed`: with a withdrawal owed). */
+  #changeCancelledUnsent(
+    tenantId: string,
+    pauseId: string,
+    set: Updateable<PauseTable>,
+    options: { owed?: boolean } = {},
+  ): Promise<PauseRecord | undefined> {
+    return inWriteTransaction(this.#store, async (trx) => {
+      let change = trx
+        .updateTable("agboss_pauses")
+        .set(set)
+        .where("tenant_id", "=", tenantId)
+        .where("pause_id", "=", pauseId)
+        .where("status", "=", PauseStatus.Cancelled)
+        .where("is_sent", "=", 0);
+      if (options.owed === true) change = change.where("deadline_reminders", "=", OWED_WITHDRAWAL);
+      if (this.#store.capabilities.supportsReturning) {
+        const row = await change.returningAll().executeTakeFirst();
+        return row === undefined ? undefined : toPause(row);
+      }
+      const result = await change.executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return undefined;
+      const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
+      return row === undefined ? undefined : toPause(row);
     });
   }
 
@@ -783,6 +862,28 @@ function toRow(record: PauseRecord) {
   };
 }
 
+/**
+ * What a Cancelled pause's `deadline_reminders` holds in place of a reminder count when its
+ * `next_deadline_at` is an owed withdrawal: a cancelled pause from a store that kept its deadlines (an
+ * instance of an older version, during a rolling upgrade) keeps a count of 0 or more, and owes nothing.
+ */
+const OWED_WITHDRAWAL = -1;
+
+/**
+ * What a pause's `next_deadline_at` means by its status: a Pending pause's next deadline; a Cancelled
+ * one's owed withdrawal while it is not marked sent and marked owed; nothing otherwise.
+ */
+function deadlinesOf(
+  row: Selectable<PauseTable>,
+): Pick<PauseRecord, "deadline"> | Pick<PauseRecord, "withdrawalOwedAt"> | Record<string, never> {
+  if (row.next_deadline_at === null || row.next_deadline_at === undefined) return {};
+  if (row.status === PauseStatus.Cancelled) {
+    const owed = toNumber(row.is_sent) === 0 && toNumber(row.deadline_reminders) === OWED_WITHDRAWAL;
+    return owed ? { withdrawalOwedAt: toMillis(row.next_deadline_at) } : {};
+  }
+  return { deadline: { at: toMillis(row.next_deadline_at), reminders: toNumber(row.deadline_reminders) } };
+}
+
 function toPause(row: Selectable<PauseTable>): PauseRecord {
   return {
     tenantId: row.tenant_id,
@@ -809,14 +910,7 @@ function toPause(row: Selectable<PauseTable>): PauseRecord {
     ...(row.tool_result === null || row.tool_result === undefined
       ? {}
       : { toolResult: fromJsonText(row.tool_result) as ToolResult }),
-    ...(row.next_deadline_at === null || row.next_deadline_at === undefined
-      ? {}
-      : {
-          deadline: {
-            at: toMillis(row.next_deadline_at),
-            reminders: toNumber(row.deadline_reminders),
-          },
-        }),
+    ...deadlinesOf(row),
     ...(row.expires_at === null || row.expires_at === undefined
       ? {}
       : { expiresAt: toMillis(row.expires_at) }),

@@ -11,6 +11,7 @@ import { pauseCases } from "./pause-cases.js";
 import type { StoreConformanceOptions } from "./store-conformance-options.js";
 import { threadCases } from "./thread-cases.js";
 import { unitOfWorkCases } from "./unit-of-work-cases.js";
+import { withdrawalCases } from "./withdrawal-cases.js";
 
 /**
  * The conformance suite every AGBoss store must pass: atomic status changes, tenant isolation,
@@ -73,6 +74,7 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     leaseCases(context);
     pauseCases(context);
     deadlineCases(context);
+    withdrawalCases(context);
     fencingCases(context);
     checkpointerCases(context);
     budgetCases(context);

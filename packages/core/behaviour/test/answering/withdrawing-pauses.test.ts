@@ -11,6 +11,7 @@ import {
   PauseResolution,
   PauseStatus,
 } from "@agboss/core";
+import { LEASE_TTL_MS } from "@agboss/core/internal";
 import { RELEASED_LEASE_EXPIRY } from "@agboss/core/store";
 import { expect, vi } from "vitest";
 import { onEachBackend } from "../../src/backends.js";
@@ -181,6 +182,136 @@ onEachBackend(OfficeApplication, (test) => {
     expect(order).toEqual([]);
     release();
     await vi.waitFor(() => expect(order).toEqual(["send returned", 'withdraw {"message":"m-1"}']));
+  });
+
+  test("[WD-03] an asker that does not come back from its send, cancelled while its lease looked live: the recovery sweep takes its question back once that lease would have run out, once, with no ref; a send that does come back later tells again", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    const { sending, release } = holdNextSend(channel, () => ChannelOutcome.awaitReply());
+    const running = pauseRefund(app, mockLlm, "t-wd3-gone").catch((error: unknown) => error);
+    await sending;
+    const other = await openApp();
+    const cancelledAt = clock.now();
+    await other.cancel("t-wd3-gone", { tenantId: "acme" });
+    const [closed] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-gone" });
+    expect(closed).toMatchObject({
+      status: PauseStatus.Cancelled,
+      isSent: false,
+      withdrawalOwedAt: cancelledAt + LEASE_TTL_MS,
+    });
+    await other.sweepOnce(24 * 3_600_000);
+    expect(channel.withdraw).not.toHaveBeenCalled();
+
+    // The asker's lease would have run out: any instance's sweep takes the question back.
+    await clock.advance(LEASE_TTL_MS + 1);
+    await other.sweepOnce(24 * 3_600_000);
+    await vi.waitFor(() => expect(channel.withdraw).toHaveBeenCalledTimes(1));
+    expect(channel.withdraw.mock.calls[0]?.[0]).toMatchObject({ resolution: PauseResolution.Cancelled });
+    expect(channel.withdraw.mock.calls[0]?.[0].ref).toBeUndefined();
+    const [told] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-gone" });
+    expect(told).toMatchObject({ isSent: true });
+    expect(told?.withdrawalOwedAt).toBeUndefined();
+
+    // Should its send come back after all (a send slower than the lease, not a dead process), the sweep
+    // may have told before the question was up: its step tells again, after its send returned.
+    const order: string[] = [];
+    channel.withdraw.mockImplementation(async () => {
+      order.push("withdraw");
+    });
+    release();
+    await running;
+    // Its pass may have ended already (its watchdog saw the lease run out): the step goes on alone.
+    await vi.waitFor(() => expect(order).toEqual(["withdraw"]));
+    expect(channel.withdraw).toHaveBeenCalledTimes(2);
+    await other.sweepOnce(24 * 3_600_000);
+    expect(channel.withdraw).toHaveBeenCalledTimes(2);
+  });
+
+  test("[WD-03] a call decided at once after such a cancel did not wait on its channel: it owes no withdrawal, and the sweep tells nothing", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    const { sending, release } = holdNextSend(channel, () => ChannelOutcome.decided({ approved: true }));
+    const running = pauseRefund(app, mockLlm, "t-wd3-at-once").catch((error: unknown) => error);
+    await sending;
+    const other = await openApp();
+    await other.cancel("t-wd3-at-once", { tenantId: "acme" });
+    release();
+    await running;
+    const [closed] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-at-once" });
+    expect(closed).toMatchObject({ status: PauseStatus.Cancelled, isSent: false });
+    expect(closed?.withdrawalOwedAt).toBeUndefined();
+
+    await clock.advance(LEASE_TTL_MS + 1);
+    await other.sweepOnce(24 * 3_600_000);
+    expect(channel.withdraw).not.toHaveBeenCalled();
+  });
+
+  test("[WD-03] an asker back from its send after such a cancel claims the telling: its step tells once, with its ref, and the sweep then owes nothing", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    const { sending, release } = holdNextSend(channel, () =>
+      ChannelOutcome.awaitReply({ ref: { message: "m-2" } }),
+    );
+    const running = pauseRefund(app, mockLlm, "t-wd3-back").catch((error: unknown) => error);
+    await sending;
+    const other = await openApp();
+    await other.cancel("t-wd3-back", { tenantId: "acme" });
+    release();
+    expect(await running).toBeInstanceOf(ExecutionEndedError);
+    expect(channel.withdraw).toHaveBeenCalledTimes(1);
+    expect(channel.withdraw.mock.calls[0]?.[0]).toMatchObject({ ref: { message: "m-2" } });
+    const [claimed] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-back" });
+    expect(claimed).toMatchObject({ isSent: true, channelRef: { message: "m-2" } });
+    expect(claimed?.withdrawalOwedAt).toBeUndefined();
+
+    await clock.advance(LEASE_TTL_MS + 1);
+    await other.sweepOnce(24 * 3_600_000);
+    expect(channel.withdraw).toHaveBeenCalledTimes(1);
+  });
+
+  test("[WD-03] a send that throws after such a cancel forgoes what was owed: its channel is never told, by the sweep either", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    const { sending, release } = holdNextSend(channel, () => {
+      throw new Error("chat service is down");
+    });
+    const running = pauseRefund(app, mockLlm, "t-wd3-failed").catch((error: unknown) => error);
+    await sending;
+    const other = await openApp();
+    await other.cancel("t-wd3-failed", { tenantId: "acme" });
+    release();
+    await running;
+    const [forgone] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-failed" });
+    expect(forgone).toMatchObject({ status: PauseStatus.Cancelled, isSent: false });
+    expect(forgone?.withdrawalOwedAt).toBeUndefined();
+
+    await clock.advance(LEASE_TTL_MS + 1);
+    await other.sweepOnce(24 * 3_600_000);
+    expect(channel.withdraw).not.toHaveBeenCalled();
   });
 
   test("[WD-04] withdraw runs in the pause's execution frame, under its tool's timeout on the Clock", async ({

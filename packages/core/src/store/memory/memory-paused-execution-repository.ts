@@ -107,26 +107,48 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
     limit: number;
     after?: { readonly deadlineAt: number; readonly tenantId: string; readonly pauseId: string };
   }): Promise<PauseRecord[]> {
-    if (!(args.limit >= 1)) return [];
     const { after } = args;
-    const atOf = (p: PauseRecord) => (p.deadline as PauseDeadline).at;
-    const isAfter = (p: PauseRecord) =>
-      after === undefined ||
-      atOf(p) > after.deadlineAt ||
-      (atOf(p) === after.deadlineAt &&
-        (compare(p.tenantId, after.tenantId) > 0 ||
-          (p.tenantId === after.tenantId && compare(p.pauseId, after.pauseId) > 0)));
-    return [...this.#pauses.values()]
-      .filter(
-        (p) =>
-          p.status === PauseStatus.Pending &&
-          p.deadline !== undefined &&
-          p.deadline.at <= args.now &&
-          isAfter(p),
+    return this.#dueBy(
+      (p) => (p.status === PauseStatus.Pending ? p.deadline?.at : undefined),
+      args,
+      after && { at: after.deadlineAt, ...after },
+    );
+  }
+
+  /**
+   * The pauses `dueAt` gives a time for that is due by `now`, by that time, then tenantId, then pauseId,
+   * from just after `after`, at most `limit`.
+   */
+  #dueBy(
+    dueAt: (pause: PauseRecord) => number | undefined,
+    args: { now: number; limit: number },
+    after: { readonly at: number; readonly tenantId: string; readonly pauseId: string } | undefined,
+  ): PauseRecord[] {
+    if (!(args.limit >= 1)) return [];
+    const due: { pause: PauseRecord; at: number }[] = [];
+    for (const pause of this.#pauses.values()) {
+      const at = dueAt(pause);
+      if (at === undefined || at > args.now) continue;
+      if (
+        after !== undefined &&
+        (at < after.at ||
+          (at === after.at &&
+            (compare(pause.tenantId, after.tenantId) < 0 ||
+              (pause.tenantId === after.tenantId && compare(pause.pauseId, after.pauseId) <= 0))))
+      ) {
+        continue;
+      }
+      due.push({ pause, at });
+    }
+    return due
+      .sort(
+        (a, b) =>
+          a.at - b.at ||
+          compare(a.pause.tenantId, b.pause.tenantId) ||
+          compare(a.pause.pauseId, b.pause.pauseId),
       )
-      .sort((a, b) => atOf(a) - atOf(b) || compare(a.tenantId, b.tenantId) || compare(a.pauseId, b.pauseId))
       .slice(0, Math.trunc(args.limit))
-      .map(copy);
+      .map(({ pause }) => copy(pause));
   }
 
   async claimDeadline(
@@ -214,9 +236,10 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
   async cancelByTenantIdAndPauseId(
     tenantId: string,
     pauseId: string,
-    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer },
+    args: { resolution: PauseResolution; at: number; answer?: PauseAnswer; withdrawalOwedAt?: number },
     fence?: Fence,
   ): Promise<PauseRecord | undefined> {
+    const sent = this.#pauses.get(key(tenantId, pauseId))?.isSent === true;
     return this.#change(
       tenantId,
       pauseId,
@@ -226,9 +249,43 @@ export class MemoryPausedExecutionRepository implements PausedExecutionRepositor
         resolution: args.resolution,
         resolvedAt: args.at,
         ...(args.answer === undefined ? {} : { answer: args.answer }),
+        deadline: undefined,
+        withdrawalOwedAt: sent ? undefined : args.withdrawalOwedAt,
       },
       fence,
     );
+  }
+
+  async listOwedWithdrawals(args: {
+    now: number;
+    limit: number;
+    after?: { readonly owedAt: number; readonly tenantId: string; readonly pauseId: string };
+  }): Promise<PauseRecord[]> {
+    const { after } = args;
+    return this.#dueBy(
+      (p) => (p.status === PauseStatus.Cancelled && !p.isSent ? p.withdrawalOwedAt : undefined),
+      args,
+      after && { at: after.owedAt, ...after },
+    );
+  }
+
+  async claimWithdrawal(
+    tenantId: string,
+    pauseId: string,
+    channelRef?: unknown,
+  ): Promise<PauseRecord | undefined> {
+    if (this.#pauses.get(key(tenantId, pauseId))?.isSent !== false) return undefined;
+    return this.#change(tenantId, pauseId, PauseStatus.Cancelled, {
+      isSent: true,
+      withdrawalOwedAt: undefined,
+      ...(channelRef === undefined ? {} : { channelRef: structuredClone(channelRef) }),
+    });
+  }
+
+  async forgoWithdrawal(tenantId: string, pauseId: string): Promise<PauseRecord | undefined> {
+    const current = this.#pauses.get(key(tenantId, pauseId));
+    if (current === undefined || current.isSent || current.withdrawalOwedAt === undefined) return undefined;
+    return this.#change(tenantId, pauseId, PauseStatus.Cancelled, { withdrawalOwedAt: undefined });
   }
 
   async deleteResolvedBefore(cutoff: number, limit = Number.POSITIVE_INFINITY): Promise<number> {
