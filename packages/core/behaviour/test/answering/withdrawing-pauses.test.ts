@@ -1,5 +1,6 @@
 import {
   AgentFailedError,
+  type App,
   ChannelOf,
   ChannelOutcome,
   callTool,
@@ -193,12 +194,12 @@ onEachBackend(OfficeApplication, (test) => {
     clock,
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
-    const { sending, release } = holdNextSend(channel, () => ChannelOutcome.awaitReply());
-    const running = pauseRefund(app, mockLlm, "t-wd3-gone").catch((error: unknown) => error);
-    await sending;
-    const other = await openApp();
     const cancelledAt = clock.now();
-    await other.cancel("t-wd3-gone", { tenantId: "acme" });
+    const { running, release, other } = await cancelledWhileSending(
+      { app, openApp, mockLlm, channel },
+      "t-wd3-gone",
+      () => ChannelOutcome.awaitReply(),
+    );
     const [closed] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-gone" });
     expect(closed).toMatchObject({
       status: PauseStatus.Cancelled,
@@ -242,11 +243,11 @@ onEachBackend(OfficeApplication, (test) => {
     clock,
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
-    const { sending, release } = holdNextSend(channel, () => ChannelOutcome.decided({ approved: true }));
-    const running = pauseRefund(app, mockLlm, "t-wd3-at-once").catch((error: unknown) => error);
-    await sending;
-    const other = await openApp();
-    await other.cancel("t-wd3-at-once", { tenantId: "acme" });
+    const { running, release, other } = await cancelledWhileSending(
+      { app, openApp, mockLlm, channel },
+      "t-wd3-at-once",
+      () => ChannelOutcome.decided({ approved: true }),
+    );
     release();
     await running;
     const [closed] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-at-once" });
@@ -267,13 +268,11 @@ onEachBackend(OfficeApplication, (test) => {
     clock,
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
-    const { sending, release } = holdNextSend(channel, () =>
-      ChannelOutcome.awaitReply({ ref: { message: "m-2" } }),
+    const { running, release, other } = await cancelledWhileSending(
+      { app, openApp, mockLlm, channel },
+      "t-wd3-back",
+      () => ChannelOutcome.awaitReply({ ref: { message: "m-2" } }),
     );
-    const running = pauseRefund(app, mockLlm, "t-wd3-back").catch((error: unknown) => error);
-    await sending;
-    const other = await openApp();
-    await other.cancel("t-wd3-back", { tenantId: "acme" });
     release();
     expect(await running).toBeInstanceOf(ExecutionEndedError);
     expect(channel.withdraw).toHaveBeenCalledTimes(1);
@@ -296,13 +295,13 @@ onEachBackend(OfficeApplication, (test) => {
     clock,
   }) => {
     const channel = mockOf(TestRefundApprovalChannel);
-    const { sending, release } = holdNextSend(channel, () => {
-      throw new Error("chat service is down");
-    });
-    const running = pauseRefund(app, mockLlm, "t-wd3-failed").catch((error: unknown) => error);
-    await sending;
-    const other = await openApp();
-    await other.cancel("t-wd3-failed", { tenantId: "acme" });
+    const { running, release, other } = await cancelledWhileSending(
+      { app, openApp, mockLlm, channel },
+      "t-wd3-failed",
+      () => {
+        throw new Error("chat service is down");
+      },
+    );
     release();
     await running;
     const [forgone] = await store.pauses.list({ tenantId: "acme", threadId: "t-wd3-failed" });
@@ -414,4 +413,26 @@ function holdNextSend(
     return outcome();
   });
   return { sending, release: () => release() };
+}
+
+/**
+ * Starts a refund on `threadId` whose channel's `send` is held (then returns `outcome()`), and once it is
+ * in its `send`, cancels the thread from a second instance, which takes the live lease over.
+ */
+async function cancelledWhileSending(
+  fixture: {
+    app: App;
+    openApp: () => Promise<App>;
+    mockLlm: Parameters<typeof pauseRefund>[1];
+    channel: Parameters<typeof holdNextSend>[0];
+  },
+  threadId: string,
+  outcome: () => ChannelOutcome,
+): Promise<{ running: Promise<unknown>; release: () => void; other: App }> {
+  const { sending, release } = holdNextSend(fixture.channel, outcome);
+  const running = pauseRefund(fixture.app, fixture.mockLlm, threadId).catch((error: unknown) => error);
+  await sending;
+  const other = await fixture.openApp();
+  await other.cancel(threadId, { tenantId: "acme" });
+  return { running, release, other };
 }
