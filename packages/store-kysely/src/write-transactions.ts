@@ -124,8 +124,8 @@ const ROLLBACK = CompiledQuery.raw("rollback");
  * commit that holds its writes has returned. The result is the same as running them one after the
  * other, with one commit (one disk sync under `synchronous=FULL`) instead of many. Once its queue is
  * empty a transaction may let the event loop turn once before it commits, so that writes issued side by
- * side join it (when is {@link CommitTurns}'s to say); on a synchronous driver (see {@link StoreDatabase.syncStatements}) its statements run
- * at once on the connection it holds.
+ * side join it ({@link CommitTurns} decides when); on a synchronous driver (see
+ * {@link StoreDatabase.syncStatements}) its statements run at once on the connection it holds.
  *
  * A transaction that meets a transient fault (see {@link StoreDialectCapabilities.faultOf}) before its
  * COMMIT is sent, or whose COMMIT the database refuses and rolls back, wrote nothing and runs again

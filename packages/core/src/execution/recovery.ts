@@ -248,35 +248,23 @@ export class Recovery {
    * escalation or an expiry resolved. One pause's failure is logged and leaves it for the next sweep.
    */
   async #actOnDeadlines(): Promise<PauseRecord[]> {
-    const { clock, store, logger } = this.#services;
+    const { clock, store } = this.#services;
     const resolved: PauseRecord[] = [];
-    let after: { deadlineAt: number; tenantId: string; pauseId: string } | undefined;
-    for (;;) {
-      const page = await store.pauses.listDueDeadlines({
-        now: clock.now(),
-        limit: SWEEP_PAGE,
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const pause of page) {
-        if (this.#isClosed()) return resolved;
-        try {
-          const done = await actOnDeadline(this.#services, pause);
-          if (done !== undefined) resolved.push(done);
-        } catch (error) {
-          logger.log({
-            level: LogLevel.Warn,
-            event: "sweep.deadline-failed",
-            message: `acting on the deadline of pause ${pause.pauseId} failed: ${error instanceof Error ? error.message : String(error)}`,
-            fields: { executionId: pause.executionId, tenantId: pause.tenantId },
-            at: clock.now(),
-          });
-        }
-      }
-      const last = page.at(-1);
-      if (page.length < SWEEP_PAGE || last?.deadline === undefined) return resolved;
-      after = { deadlineAt: last.deadline.at, tenantId: last.tenantId, pauseId: last.pauseId };
-      await yieldToEventLoop();
-    }
+    await this.#eachDuePause(
+      (after) =>
+        store.pauses.listDueDeadlines({
+          now: clock.now(),
+          limit: SWEEP_PAGE,
+          ...(after === undefined ? {} : { after: { deadlineAt: after.at, ...after } }),
+        }),
+      (pause) => pause.deadline?.at,
+      async (pause) => {
+        const done = await actOnDeadline(this.#services, pause);
+        if (done !== undefined) resolved.push(done);
+      },
+      { event: "sweep.deadline-failed", doing: "acting on the deadline of" },
+    );
+    return resolved;
   }
 
   /**
@@ -286,34 +274,60 @@ export class Recovery {
    * a claimed pause whose channel could not be told is not told again (a withdrawal is best effort).
    */
   async #tellOwedWithdrawals(): Promise<void> {
-    const { clock, store, logger } = this.#services;
-    let after: { owedAt: number; tenantId: string; pauseId: string } | undefined;
+    const { clock, store } = this.#services;
+    await this.#eachDuePause(
+      (after) =>
+        store.pauses.listOwedWithdrawals({
+          now: clock.now(),
+          limit: SWEEP_PAGE,
+          ...(after === undefined ? {} : { after: { owedAt: after.at, ...after } }),
+        }),
+      (pause) => pause.withdrawalOwedAt,
+      async (pause) => {
+        const claimed = await store.pauses.claimWithdrawal(pause.tenantId, pause.pauseId);
+        if (claimed !== undefined) {
+          await tellWithdrawn(this.#services, claimed, claimed.resolution as PauseWithdrawalResolution);
+        }
+      },
+      { event: "sweep.withdrawal-failed", doing: "taking back the question of" },
+    );
+  }
+
+  /**
+   * Acts on pauses page after page, each page read from just after the last pause of the one before (by
+   * the time `dueAt` gives, then tenant, then id), until a page is not full or the app closes. One pause's
+   * failure is logged as `failure.event` and leaves it for the next sweep.
+   */
+  async #eachDuePause(
+    page: (
+      after: { readonly at: number; readonly tenantId: string; readonly pauseId: string } | undefined,
+    ) => Promise<PauseRecord[]>,
+    dueAt: (pause: PauseRecord) => number | undefined,
+    act: (pause: PauseRecord) => Promise<void>,
+    failure: { readonly event: string; readonly doing: string },
+  ): Promise<void> {
+    const { clock, logger } = this.#services;
+    let after: { at: number; tenantId: string; pauseId: string } | undefined;
     for (;;) {
-      const page = await store.pauses.listOwedWithdrawals({
-        now: clock.now(),
-        limit: SWEEP_PAGE,
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const pause of page) {
+      const pauses = await page(after);
+      for (const pause of pauses) {
         if (this.#isClosed()) return;
         try {
-          const claimed = await store.pauses.claimWithdrawal(pause.tenantId, pause.pauseId);
-          if (claimed !== undefined) {
-            await tellWithdrawn(this.#services, claimed, claimed.resolution as PauseWithdrawalResolution);
-          }
+          await act(pause);
         } catch (error) {
           logger.log({
             level: LogLevel.Warn,
-            event: "sweep.withdrawal-failed",
-            message: `taking back the question of pause ${pause.pauseId} failed: ${error instanceof Error ? error.message : String(error)}`,
+            event: failure.event,
+            message: `${failure.doing} pause ${pause.pauseId} failed: ${error instanceof Error ? error.message : String(error)}`,
             fields: { executionId: pause.executionId, tenantId: pause.tenantId },
             at: clock.now(),
           });
         }
       }
-      const last = page.at(-1);
-      if (page.length < SWEEP_PAGE || last?.withdrawalOwedAt === undefined) return;
-      after = { owedAt: last.withdrawalOwedAt, tenantId: last.tenantId, pauseId: last.pauseId };
+      const last = pauses.at(-1);
+      const at = last === undefined ? undefined : dueAt(last);
+      if (pauses.length < SWEEP_PAGE || last === undefined || at === undefined) return;
+      after = { at, tenantId: last.tenantId, pauseId: last.pauseId };
       await yieldToEventLoop();
     }
   }
