@@ -354,8 +354,6 @@ export class Recovery {
       // Deadlines due (reminders, escalations, expiries), each acted on once across instances; the trees
       // whose pauses they resolved go on at once, like answered ones.
       const resolved = await this.#actOnDeadlines();
-      // Questions of cancelled trees whose asker died (or stalled) inside its channel's send.
-      await this.#tellOwedWithdrawals();
       await this.#recoverPages(handled, async () => ({ full: false, trees: resolved }));
       // Answered pauses nobody took (their resumer died between the two phases), oldest first, across
       // tenants: found by their own index, so long-waiting trees cannot crowd them out.
@@ -398,6 +396,9 @@ export class Recovery {
           trees: page.filter((e) => e.executionId === e.rootExecutionId && e.updatedAt < settled),
         };
       });
+      // Last, questions of cancelled trees whose asker died (or stalled) inside its channel's send: each
+      // call may wait out its tool's timeout on a channel that is down, and no tree waits for them.
+      await this.#tellOwedWithdrawals();
     } catch (error) {
       logger.log({
         level: LogLevel.Error,

@@ -7,6 +7,7 @@ import {
   ExecutionAbortedError,
   ExecutionContext,
   ExecutionEndedError,
+  ExecutionStatus,
   LogLevel,
   PauseKind,
   PauseResolution,
@@ -232,6 +233,61 @@ onEachBackend(OfficeApplication, (test) => {
     expect(channel.withdraw).toHaveBeenCalledTimes(2);
     await other.sweepOnce(24 * 3_600_000);
     expect(channel.withdraw).toHaveBeenCalledTimes(2);
+  });
+
+  test("[WD-03] the sweep takes back owed questions after it carried on the trees that owe work: a channel whose withdraw hangs holds up no recovery", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    // More questions owed than there are sweeps about to run (each instance's timer, and the one below).
+    const other = await openApp();
+    const asking: { running: Promise<unknown>; release: () => void }[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      const { sending, release } = holdNextSend(channel, () => ChannelOutcome.awaitReply());
+      const running = pauseRefund(app, mockLlm, `t-wd3-outage-${i}`).catch((error: unknown) => error);
+      await sending;
+      await other.cancel(`t-wd3-outage-${i}`, { tenantId: "acme" });
+      asking.push({ running, release });
+    }
+    // Another tree, answered by a resumer that died right after recording the answer.
+    const { pauseId } = await pauseRefund(app, mockLlm, "t-wd3-behind");
+    const answered = await store.pauses.resolve(
+      "acme",
+      pauseId,
+      { decision: { approved: true }, responder: "m-1" },
+      clock.now(),
+    );
+    // The chat service is down: each withdrawal's call waits (here until the service is back).
+    let down = true;
+    const waiting: (() => void)[] = [];
+    channel.withdraw.mockImplementation(() =>
+      down ? new Promise<void>((resolve) => waiting.push(resolve)) : Promise.resolve(),
+    );
+    const serviceBack = async () => {
+      down = false;
+      for (const resolve of waiting) resolve();
+      for (const { release, running } of asking) {
+        release();
+        await running;
+      }
+    };
+    await clock.advance(LEASE_TTL_MS + 1);
+    const round = other.sweepOnce(24 * 3_600_000);
+    try {
+      await vi.waitFor(async () => {
+        const record = await other.record(answered?.rootExecutionId as string, { tenantId: "acme" });
+        expect(record?.status).toBe(ExecutionStatus.Completed);
+      });
+      await vi.waitFor(() => expect(waiting.length).toBeGreaterThan(0));
+    } finally {
+      await serviceBack();
+    }
+    await round;
   });
 
   test("[WD-03] a call decided at once after such a cancel did not wait on its channel: it owes no withdrawal, and the sweep tells nothing", async ({
