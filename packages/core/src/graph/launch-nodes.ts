@@ -10,7 +10,7 @@ import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
 import { LogLevel } from "../logging/logger.js";
-import { PauseResolution } from "../pauses/pause-status.js";
+import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
 import type { BranchPath } from "../records/branch-path.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import { RecentMap } from "../services/recent-map.js";
@@ -61,24 +61,42 @@ export function keepThrown(key: string, error: unknown): void {
 export function keptThrown(key: string): unknown {
   return thrownByBranch.get(key);
 }
-// Slots of each running launch: a branch waits for one, and frees it when it ends or pauses.
-const slots = new Map<string, { active: number; waiting: (() => void)[] }>();
+/**
+ * The slots of one running launch in this process: a branch waits for one, and frees it when it ends or
+ * pauses. `failed` is set by a branch that failed the launch (FailFast): a branch that gets its slot
+ * after that does not start.
+ */
+interface SlotPool {
+  active: number;
+  readonly waiting: (() => void)[];
+  failed: boolean;
+}
+const slots = new Map<string, SlotPool>();
 
-async function takeSlot(key: string, max: number): Promise<() => void> {
+async function takeSlot(key: string, max: number): Promise<{ pool: SlotPool; release: () => void }> {
   let pool = slots.get(key);
   if (pool === undefined) {
-    pool = { active: 0, waiting: [] };
+    pool = { active: 0, waiting: [], failed: false };
     slots.set(key, pool);
   }
   const held = pool;
   while (held.active >= max) await new Promise<void>((resolve) => held.waiting.push(resolve));
   held.active += 1;
-  return () => {
+  const release = () => {
     held.active -= 1;
     const next = held.waiting.shift();
     if (next !== undefined) next();
     else if (held.active === 0) slots.delete(key);
   };
+  return { pool: held, release };
+}
+
+/** Whether a failing branch decides the launch (FailFast, and no quorum judges the branches instead). */
+function failsFast(step: LaunchStep): boolean {
+  return (
+    step.quorum === undefined &&
+    (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast
+  );
 }
 
 function frame(): ExecutionFrame {
@@ -157,7 +175,7 @@ export function branchNode(
   return async (task: BranchTask, config?: RunnableConfig): Promise<FlowStateUpdate> => {
     const parent = frame();
     const { executionId } = parent;
-    const release = await takeSlot(
+    const slot = await takeSlot(
       `${executionId}/${step.nodeId}`,
       step.options.maxConcurrency ?? Number.POSITIVE_INFINITY,
     );
@@ -180,6 +198,13 @@ export function branchNode(
       ],
     };
     try {
+      // A sibling failed the launch in this pass while this branch waited for its slot: a branch that has
+      // asked nothing yet (it never started) does not start now; it ends withdrawn, as the join's FailFast
+      // would withdraw it. One that asked already (a paused branch run again) goes on, and the launch
+      // withdraws its question as before.
+      if (slot.pool.failed && !(await hasAsked(services, parent, branch))) {
+        return record({ ...base, withdrawn: true });
+      }
       // A child branch is the launch's child flow at its index (start classes may share a JavaScript name).
       const childStart =
         step.workflows.length > 0 ? step.workflows[task.itemIndex === undefined ? task.index : 0] : undefined;
@@ -217,6 +242,8 @@ export function branchNode(
       if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
       if (withdrawn) return record({ ...base, withdrawn: true });
       keepThrown(`${executionId}/${step.nodeId}/${task.index}`, error);
+      // Branches still waiting for a slot no longer start (see above).
+      if (failsFast(step)) slot.pool.failed = true;
       // Its questions can no longer be answered: withdrawn now, by this launch, so that none stays
       // pending after the execution ends (the launch may go on without this branch). Its channel is told
       // of one it asked, never of one whose send threw. A store fault or a lost lease here stops the pass
@@ -246,9 +273,23 @@ export function branchNode(
         error: { name: e.name ?? "Error", code: e.code, message: e.message ?? String(error) },
       });
     } finally {
-      release();
+      slot.release();
     }
   };
+}
+
+/** Whether the tree holds a question (waiting, answered or taken) asked under `branch`. */
+async function hasAsked(
+  services: RuntimeServices,
+  parent: ExecutionFrame,
+  branch: BranchPath,
+): Promise<boolean> {
+  const pauses = await services.store.pauses.list({
+    tenantId: parent.tenant.tenantId,
+    rootExecutionId: parent.rootExecutionId,
+    statuses: [PauseStatus.Pending, PauseStatus.Resolved, PauseStatus.Taken],
+  });
+  return pauses.some((pause) => withinBranch(pause.step.branch, branch));
 }
 
 /** Whether `path` (a pause's branch) is `branch` or lies inside it (a child flow's launch under it). */

@@ -123,6 +123,46 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     expect(app.get(Desk).refunds).toEqual([]);
   });
 
+  test("[FW-01] under FailFast a branch still waiting for its maxConcurrency slot when a sibling fails never starts: it ends withdrawn, its agent never called", async ({
+    app,
+    mockLlm,
+    store,
+  }) => {
+    // Legal and finance take the two slots; ops waits for one. Legal's model answers only once ops got
+    // finance's slot and either started (its model called) or looked for questions it asked, so the slot
+    // ops gets is finance's, freed by its failure.
+    let opsGotItsSlot: () => void = () => undefined;
+    const opsDecided = new Promise<void>((resolve) => {
+      opsGotItsSlot = resolve;
+    });
+    const list = store.pauses.list.bind(store.pauses);
+    vi.spyOn(store.pauses, "list").mockImplementation(async (query) => {
+      const found = await list(query);
+      if (query.statuses?.includes(PauseStatus.Taken) === true) opsGotItsSlot();
+      return found;
+    });
+    mockLlm(LegalAgent).thenReturn(async () => {
+      await opsDecided;
+      return callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 });
+    });
+    mockLlm(FinanceAgent).thenReturn(() => Promise.reject(new Error("ledger offline")));
+    mockLlm(OpsAgent).thenReturn(() => {
+      opsGotItsSlot();
+      return replyWith("ops ok");
+    });
+    const error = await app
+      .execute(ReviewStart, { text: "case 9b" }, { ...run, threadId: "t-fw1-queued" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentFailedError);
+    expect((error as Error).message).toContain("finance-agent");
+    expect(mockLlm(OpsAgent).calls).toHaveLength(0);
+    // Legal, which had started, asked; its question was withdrawn by the launch as before.
+    const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-fw1-queued" });
+    expect(pauses.map((p) => [p.agent, p.status, p.resolution])).toEqual([
+      ["legal-agent", PauseStatus.Cancelled, PauseResolution.Withdrawn],
+    ]);
+  });
+
   test("a store fault in one branch stops the pass, as outside a launch: its siblings' signal aborts, no question is withdrawn, the launch does not fail, and the sweep carries the tree on once the lease lapsed", async ({
     app,
     mockLlm,
