@@ -10,7 +10,7 @@ import { StepFailedError } from "../errors/step-failed-error.js";
 import { FailurePolicy } from "../flow/failure-policy.js";
 import type { Quorum } from "../flow/quorum-options.js";
 import { LogLevel } from "../logging/logger.js";
-import { PauseResolution, PauseStatus } from "../pauses/pause-status.js";
+import { PauseResolution } from "../pauses/pause-status.js";
 import type { BranchPath } from "../records/branch-path.js";
 import type { ExecutionStep } from "../records/execution-record.js";
 import { RecentMap } from "../services/recent-map.js";
@@ -62,22 +62,35 @@ export function keptThrown(key: string): unknown {
   return thrownByBranch.get(key);
 }
 /**
- * The slots of one running launch in this process: a branch waits for one, and frees it when it ends or
- * pauses. `failed` is set by a branch that failed the launch (FailFast): a branch that gets its slot
- * after that does not start.
+ * The slots of one launch in one pass: a branch waits for one, and frees it when it ends or pauses.
+ * `asked` is set by a branch that failed the launch (FailFast), once its questions are withdrawn: the
+ * branches that had asked a question in the tree by then. A branch that gets its slot after that and is
+ * not among them never started, and does not start now.
  */
 interface SlotPool {
   active: number;
   readonly waiting: (() => void)[];
-  failed: boolean;
+  asked: ReadonlySet<number> | undefined;
 }
-const slots = new Map<string, SlotPool>();
+// By the pass (its signal: one per pass, shared by the flows and child flows it runs), then by tenant,
+// execution and launch: a pass that stopped while branches of it still run leaves nothing to the next.
+const slotsByPass = new WeakMap<AbortSignal, Map<string, SlotPool>>();
 
-async function takeSlot(key: string, max: number): Promise<{ pool: SlotPool; release: () => void }> {
-  let pool = slots.get(key);
+async function takeSlot(
+  pass: AbortSignal,
+  key: string,
+  max: number,
+): Promise<{ pool: SlotPool; release: () => void }> {
+  let slots = slotsByPass.get(pass);
+  if (slots === undefined) {
+    slots = new Map();
+    slotsByPass.set(pass, slots);
+  }
+  const inPass = slots;
+  let pool = inPass.get(key);
   if (pool === undefined) {
-    pool = { active: 0, waiting: [], failed: false };
-    slots.set(key, pool);
+    pool = { active: 0, waiting: [], asked: undefined };
+    inPass.set(key, pool);
   }
   const held = pool;
   while (held.active >= max) await new Promise<void>((resolve) => held.waiting.push(resolve));
@@ -86,7 +99,7 @@ async function takeSlot(key: string, max: number): Promise<{ pool: SlotPool; rel
     held.active -= 1;
     const next = held.waiting.shift();
     if (next !== undefined) next();
-    else if (held.active === 0) slots.delete(key);
+    else if (held.active === 0) inPass.delete(key);
   };
   return { pool: held, release };
 }
@@ -175,8 +188,10 @@ export function branchNode(
   return async (task: BranchTask, config?: RunnableConfig): Promise<FlowStateUpdate> => {
     const parent = frame();
     const { executionId } = parent;
+    const launchKey = `${parent.tenant.tenantId}/${executionId}/${step.nodeId}`;
     const slot = await takeSlot(
-      `${executionId}/${step.nodeId}`,
+      parent.signal,
+      launchKey,
       step.options.maxConcurrency ?? Number.POSITIVE_INFINITY,
     );
     const base = { index: task.index, branch: task.agent, itemIndex: task.itemIndex };
@@ -198,13 +213,12 @@ export function branchNode(
       ],
     };
     try {
-      // A sibling failed the launch in this pass while this branch waited for its slot: a branch that has
-      // asked nothing yet (it never started) does not start now; it ends withdrawn, as the join's FailFast
-      // would withdraw it. One that asked already (a paused branch run again) goes on, and the launch
-      // withdraws its question as before.
-      if (slot.pool.failed && !(await hasAsked(services, parent, branch))) {
-        return record({ ...base, withdrawn: true });
-      }
+      // A sibling failed the launch in this pass before this branch got its slot. One that asked nothing
+      // in the tree (it never started) does not start now: it ends withdrawn, as the failure withdraws its
+      // siblings. One that asked (a paused branch run again) goes on, and the launch withdraws its
+      // question, or the launch above it this branch's, as before.
+      const { asked } = slot.pool;
+      if (asked !== undefined && !asked.has(task.index)) return record({ ...base, withdrawn: true });
       // A child branch is the launch's child flow at its index (start classes may share a JavaScript name).
       const childStart =
         step.workflows.length > 0 ? step.workflows[task.itemIndex === undefined ? task.index : 0] : undefined;
@@ -241,13 +255,12 @@ export function branchNode(
         withdrawal?.launch?.executionId === executionId && withdrawal.launch.launchId === step.nodeId;
       if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
       if (withdrawn) return record({ ...base, withdrawn: true });
-      keepThrown(`${executionId}/${step.nodeId}/${task.index}`, error);
-      // Branches still waiting for a slot no longer start (see above).
-      if (failsFast(step)) slot.pool.failed = true;
+      keepThrown(`${launchKey}/${task.index}`, error);
       // Its questions can no longer be answered: withdrawn now, by this launch, so that none stays
       // pending after the execution ends (the launch may go on without this branch). Its channel is told
       // of one it asked, never of one whose send threw. A store fault or a lost lease here stops the pass
-      // as in the branch itself (recovery runs the branch again); anything else is logged.
+      // as in the branch itself (recovery runs the branch again); anything else is logged. Then, under
+      // FailFast, the siblings still to get a slot learn which of them had asked (see above).
       try {
         await closePending(services, {
           tenantId: parent.tenant.tenantId,
@@ -257,6 +270,9 @@ export function branchNode(
           filter: (pause) => withinBranch(pause.step.branch, branch),
           answerOf: () => ({ withdrawnBy: { executionId, launchId: step.nodeId } }),
         });
+        if (failsFast(step) && slot.pool.waiting.length > 0) {
+          slot.pool.asked = await branchesThatAsked(services, parent, step.nodeId);
+        }
       } catch (closing) {
         if (stopsThePass(closing, parent.signal)) throw closing;
         services.logger.log({
@@ -278,18 +294,34 @@ export function branchNode(
   };
 }
 
-/** Whether the tree holds a question (waiting, answered or taken) asked under `branch`. */
-async function hasAsked(
+/**
+ * The branches of a launch (their indexes) under which the tree holds a question, whatever became of it
+ * (waiting, answered, taken, withdrawn): those that started, in this pass or an earlier one.
+ */
+async function branchesThatAsked(
   services: RuntimeServices,
   parent: ExecutionFrame,
-  branch: BranchPath,
-): Promise<boolean> {
+  launchId: string,
+): Promise<Set<number>> {
+  const above: BranchPath = { launches: parent.branch?.launches ?? [] };
+  const depth = above.launches.length;
   const pauses = await services.store.pauses.list({
     tenantId: parent.tenant.tenantId,
     rootExecutionId: parent.rootExecutionId,
-    statuses: [PauseStatus.Pending, PauseStatus.Resolved, PauseStatus.Taken],
   });
-  return pauses.some((pause) => withinBranch(pause.step.branch, branch));
+  const asked = new Set<number>();
+  for (const pause of pauses) {
+    const at = pause.step.branch?.launches[depth];
+    if (
+      at !== undefined &&
+      at.executionId === parent.executionId &&
+      at.launchId === launchId &&
+      withinBranch(pause.step.branch, above)
+    ) {
+      asked.add(at.index);
+    }
+  }
+  return asked;
 }
 
 /** Whether `path` (a pause's branch) is `branch` or lies inside it (a child flow's launch under it). */
@@ -327,9 +359,10 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
   return (state: FlowStateValue): FlowStateUpdate => {
     const launch = state.run.launches[step.nodeId];
     const results = Object.values(launch?.results ?? {}).sort((a, b) => a.index - b.index);
-    const { executionId } = frame();
+    const { executionId, tenant } = frame();
+    const { tenantId } = tenant;
     if (step.quorum !== undefined)
-      return quorumJoin(services, { step, quorum: step.quorum, launch, executionId });
+      return quorumJoin(services, { step, quorum: step.quorum, launch, tenantId, executionId });
     let failure: unknown;
     const failed = results.find((r) => r.error !== undefined);
     if (
@@ -337,7 +370,7 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
       failed !== undefined
     ) {
       failure =
-        keptThrown(`${executionId}/${step.nodeId}/${failed.index}`) ??
+        keptThrown(`${tenantId}/${executionId}/${step.nodeId}/${failed.index}`) ??
         new StepFailedError(
           step.nodeId,
           `Branch ${failed.index} (${failed.branch}) failed: ${failed.error?.message ?? ""}`,
@@ -353,7 +386,7 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
     ) {
       failure = new JoinDeadlineError(step.nodeId, toMilliseconds(step.options.deadline));
     }
-    for (const r of results) thrownByBranch.delete(`${executionId}/${step.nodeId}/${r.index}`);
+    for (const r of results) thrownByBranch.delete(`${tenantId}/${executionId}/${step.nodeId}/${r.index}`);
     if (failure === undefined) return { run: { outputs: { [step.nodeId]: { results } } } };
     const handler = step.onJoinError.find((h) => hasCause(failure, h.type));
     if (handler === undefined) throw failure;
@@ -418,12 +451,13 @@ function quorumJoin(
     readonly step: LaunchStep;
     readonly quorum: Quorum;
     readonly launch: LaunchState | undefined;
+    readonly tenantId: string;
     readonly executionId: string;
   },
 ): FlowStateUpdate {
-  const { step, quorum, launch, executionId } = join;
+  const { step, quorum, launch, tenantId, executionId } = join;
   for (const key of Object.keys(launch?.results ?? {}))
-    thrownByBranch.delete(`${executionId}/${step.nodeId}/${key}`);
+    thrownByBranch.delete(`${tenantId}/${executionId}/${step.nodeId}/${key}`);
   let failure: unknown;
   try {
     const output = quorumJoinOutput(

@@ -128,17 +128,17 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     mockLlm,
     store,
   }) => {
-    // Legal and finance take the two slots; ops waits for one. Legal's model answers only once ops got
-    // finance's slot and either started (its model called) or looked for questions it asked, so the slot
-    // ops gets is finance's, freed by its failure.
-    let opsGotItsSlot: () => void = () => undefined;
+    // Legal and finance take the two slots; ops waits for one. Legal's model answers only once finance
+    // failed and ops went on: it started (its model was called), or the failed branch read which of its
+    // siblings had asked (every question of the tree, in any state), so the slot ops gets is finance's.
+    let opsGoesOn: () => void = () => undefined;
     const opsDecided = new Promise<void>((resolve) => {
-      opsGotItsSlot = resolve;
+      opsGoesOn = resolve;
     });
     const list = store.pauses.list.bind(store.pauses);
     vi.spyOn(store.pauses, "list").mockImplementation(async (query) => {
       const found = await list(query);
-      if (query.statuses?.includes(PauseStatus.Taken) === true) opsGotItsSlot();
+      if (query.rootExecutionId !== undefined && query.statuses === undefined) opsGoesOn();
       return found;
     });
     mockLlm(LegalAgent).thenReturn(async () => {
@@ -147,7 +147,7 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     });
     mockLlm(FinanceAgent).thenReturn(() => Promise.reject(new Error("ledger offline")));
     mockLlm(OpsAgent).thenReturn(() => {
-      opsGotItsSlot();
+      opsGoesOn();
       return replyWith("ops ok");
     });
     const error = await app
@@ -160,6 +160,59 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     const pauses = await store.pauses.list({ tenantId: "acme", threadId: "t-fw1-queued" });
     expect(pauses.map((p) => [p.agent, p.status, p.resolution])).toEqual([
       ["legal-agent", PauseStatus.Cancelled, PauseResolution.Withdrawn],
+    ]);
+  });
+
+  test("[FW-01] a failed branch whose questions could not be withdrawn (the store out of reach) stops the pass without keeping its queued siblings from starting: recovered, each branch runs", async ({
+    app,
+    mockLlm,
+    store,
+    clock,
+  }) => {
+    let opsGoesOn: () => void = () => undefined;
+    const opsDecided = new Promise<void>((resolve) => {
+      opsGoesOn = resolve;
+    });
+    mockLlm(LegalAgent).thenReturn(async () => {
+      // Until ops got finance's slot and started (or, were it kept from starting, a while).
+      await Promise.race([opsDecided, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+      return replyWith("legal ok");
+    }, replyWith("legal ok"));
+    let financeFailed = false;
+    mockLlm(FinanceAgent).thenReturn(() => {
+      financeFailed = true;
+      return Promise.reject(new Error("ledger offline"));
+    }, replyWith("finance ok"));
+    mockLlm(OpsAgent).thenReturn(() => {
+      opsGoesOn();
+      return replyWith("ops ok");
+    }, replyWith("ops ok"));
+    const summary = mockLlm(SummaryAgent).thenReturn(replyWith("summary"));
+    // The failed branch's withdrawal of its questions meets the database out of reach.
+    const list = store.pauses.list.bind(store.pauses);
+    let faulted = false;
+    const spy = vi.spyOn(store.pauses, "list").mockImplementation(async (query) => {
+      if (financeFailed && !faulted && query.statuses?.join() === PauseStatus.Pending) {
+        faulted = true;
+        throw new StoreUnavailableError("the database went away");
+      }
+      return list(query);
+    });
+    const error = await app
+      .execute(ReviewStart, { text: "case 9c" }, { ...run, threadId: "t-fw1-fault" })
+      .catch((e: unknown) => e);
+    spy.mockRestore();
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    await clock.advance(LEASE_TTL_MS + 1);
+    await app.sweepOnce(24 * 3_600_000);
+    await vi.waitFor(() => expect(summary.calls).toHaveLength(1));
+    const joined = JSON.parse(lastUser(summary.calls[0] as ChatRequest)) as {
+      results: { branch: string; output?: unknown; withdrawn?: boolean }[];
+    };
+    expect(joined.results.map((r) => [r.branch, r.output])).toEqual([
+      ["legal-agent", { text: "legal ok" }],
+      ["finance-agent", { text: "finance ok" }],
+      ["ops-agent", { text: "ops ok" }],
     ]);
   });
 
