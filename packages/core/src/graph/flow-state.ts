@@ -14,6 +14,13 @@ export interface LoopState {
 }
 
 /** What one branch of a parallel launch ended with. @internal */
+/** A branch that failed, as a sibling's result keeps it. @internal */
+export interface BranchFailure {
+  readonly index: number;
+  readonly branch: string;
+  readonly error: { readonly name: string; readonly code: string | undefined; readonly message: string };
+}
+
 export interface BranchResult {
   readonly index: number;
   /** The branch's agent. */
@@ -25,6 +32,11 @@ export interface BranchResult {
     | undefined;
   /** True when the launch withdrew it before it finished. */
   readonly withdrawn?: boolean | undefined;
+  /**
+   * A branch withdrawn before it started, because a sibling failed under FailFast: that sibling and its
+   * error, so the join fails with it even should the sibling's own result not have been stored.
+   */
+  readonly withdrawnFor?: BranchFailure | undefined;
   /** When it ended, on the application's Clock. */
   readonly endedAt?: number | undefined;
   /** Orders branches that ended at the same instant. */

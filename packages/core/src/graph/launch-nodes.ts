@@ -21,7 +21,13 @@ import { toMilliseconds } from "../time/duration.js";
 import type { CompiledAgentGraph } from "./agent-nodes.js";
 import { runAgentVisit } from "./agent-step.js";
 import { type ChildGraph, runChild } from "./child-execution.js";
-import type { BranchResult, FlowStateUpdate, FlowStateValue, LaunchState } from "./flow-state.js";
+import type {
+  BranchFailure,
+  BranchResult,
+  FlowStateUpdate,
+  FlowStateValue,
+  LaunchState,
+} from "./flow-state.js";
 import { BranchWithdrawnError, JoinDeadlineError } from "./launch-errors.js";
 import { evaluateQuorum, type QuorumLaunch, quorumDeadlineMs, quorumJoinOutput } from "./quorum.js";
 
@@ -70,7 +76,7 @@ export function keptThrown(key: string): unknown {
 interface SlotPool {
   active: number;
   readonly waiting: (() => void)[];
-  asked: ReadonlySet<number> | undefined;
+  failed: { readonly asked: ReadonlySet<number>; readonly failure: BranchFailure } | undefined;
 }
 // By the pass (its signal: one per pass, shared by the flows and child flows it runs), then by tenant,
 // execution and launch: a pass that stopped while branches of it still run leaves nothing to the next.
@@ -89,7 +95,7 @@ async function takeSlot(
   const inPass = slots;
   let pool = inPass.get(key);
   if (pool === undefined) {
-    pool = { active: 0, waiting: [], asked: undefined };
+    pool = { active: 0, waiting: [], failed: undefined };
     inPass.set(key, pool);
   }
   const held = pool;
@@ -124,7 +130,7 @@ export function launchDecided(step: LaunchStep, state: FlowStateValue, now: numb
   const results = Object.values(launch.results);
   if (
     (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast &&
-    results.some((r) => r.error !== undefined)
+    results.some((r) => r.error !== undefined || r.withdrawnFor !== undefined)
   ) {
     return true;
   }
@@ -217,8 +223,10 @@ export function branchNode(
       // in the tree (it never started) does not start now: it ends withdrawn, as the failure withdraws its
       // siblings. One that asked (a paused branch run again) goes on, and the launch withdraws its
       // question, or the launch above it this branch's, as before.
-      const { asked } = slot.pool;
-      if (asked !== undefined && !asked.has(task.index)) return record({ ...base, withdrawn: true });
+      const { failed } = slot.pool;
+      if (failed !== undefined && !failed.asked.has(task.index)) {
+        return record({ ...base, withdrawn: true, withdrawnFor: failed.failure });
+      }
       // A child branch is the launch's child flow at its index (start classes may share a JavaScript name).
       const childStart =
         step.workflows.length > 0 ? step.workflows[task.itemIndex === undefined ? task.index : 0] : undefined;
@@ -256,11 +264,16 @@ export function branchNode(
       if (withdrawn && executionId !== parent.rootExecutionId && !byThisLaunch) throw error;
       if (withdrawn) return record({ ...base, withdrawn: true });
       keepThrown(`${launchKey}/${task.index}`, error);
+      const e = error as { name?: string; code?: string; message?: string };
+      const failure: BranchFailure = {
+        index: task.index,
+        branch: task.agent,
+        error: { name: e.name ?? "Error", code: e.code, message: e.message ?? String(error) },
+      };
       // Its questions can no longer be answered: withdrawn now, by this launch, so that none stays
       // pending after the execution ends (the launch may go on without this branch). Its channel is told
       // of one it asked, never of one whose send threw. A store fault or a lost lease here stops the pass
-      // as in the branch itself (recovery runs the branch again); anything else is logged. Then, under
-      // FailFast, the siblings still to get a slot learn which of them had asked (see above).
+      // as in the branch itself (recovery runs the branch again); anything else is logged.
       try {
         await closePending(services, {
           tenantId: parent.tenant.tenantId,
@@ -270,9 +283,6 @@ export function branchNode(
           filter: (pause) => withinBranch(pause.step.branch, branch),
           answerOf: () => ({ withdrawnBy: { executionId, launchId: step.nodeId } }),
         });
-        if (failsFast(step) && slot.pool.waiting.length > 0) {
-          slot.pool.asked = await branchesThatAsked(services, parent, step.nodeId);
-        }
       } catch (closing) {
         if (stopsThePass(closing, parent.signal)) throw closing;
         services.logger.log({
@@ -283,11 +293,17 @@ export function branchNode(
           at: services.clock.now(),
         });
       }
-      const e = error as { name?: string; code?: string; message?: string };
-      return record({
-        ...base,
-        error: { name: e.name ?? "Error", code: e.code, message: e.message ?? String(error) },
-      });
+      // Then, under FailFast, the siblings still to get a slot learn which of them had asked (see above).
+      // Read once: a branch asks only once it has its slot. When the read fails they start as before.
+      if (failsFast(step) && slot.pool.failed === undefined && slot.pool.waiting.length > 0) {
+        try {
+          const asked = await branchesThatAsked(services, parent, step.nodeId);
+          slot.pool.failed = { asked, failure };
+        } catch (reading) {
+          if (stopsThePass(reading, parent.signal)) throw reading;
+        }
+      }
+      return record({ ...base, error: failure.error });
     } finally {
       slot.release();
     }
@@ -364,7 +380,10 @@ export function joinNode(services: RuntimeServices, step: LaunchStep) {
     if (step.quorum !== undefined)
       return quorumJoin(services, { step, quorum: step.quorum, launch, tenantId, executionId });
     let failure: unknown;
-    const failed = results.find((r) => r.error !== undefined);
+    // The failed branch's own result, else the failure a sibling it kept from starting recorded for it.
+    const failed: BranchFailure | undefined =
+      (results.find((r) => r.error !== undefined) as BranchFailure | undefined) ??
+      results.find((r) => r.withdrawnFor !== undefined)?.withdrawnFor;
     if (
       (step.options.failurePolicy ?? FailurePolicy.FailFast) === FailurePolicy.FailFast &&
       failed !== undefined

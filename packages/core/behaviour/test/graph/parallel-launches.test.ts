@@ -142,7 +142,8 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
       return found;
     });
     mockLlm(LegalAgent).thenReturn(async () => {
-      await opsDecided;
+      // (A while at most, so that a change that withdraws ops some other way fails instead of hanging.)
+      await Promise.race([opsDecided, new Promise((resolve) => setTimeout(resolve, 1_000))]);
       return callTool(ApprovedRefundTool, { orderId: "ord_1", amountCents: 100 });
     });
     mockLlm(FinanceAgent).thenReturn(() => Promise.reject(new Error("ledger offline")));
@@ -169,13 +170,19 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     store,
     clock,
   }) => {
-    let opsGoesOn: () => void = () => undefined;
-    const opsDecided = new Promise<void>((resolve) => {
-      opsGoesOn = resolve;
+    // Finance fails and, while it withdraws its questions, the database is out of reach for a while:
+    // meanwhile legal ends, and ops, queued, gets legal's slot.
+    let financeWithdrawing: () => void = () => undefined;
+    const withdrawing = new Promise<void>((resolve) => {
+      financeWithdrawing = resolve;
+    });
+    let legalAnswered: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => {
+      legalAnswered = resolve;
     });
     mockLlm(LegalAgent).thenReturn(async () => {
-      // Until ops got finance's slot and started (or, were it kept from starting, a while).
-      await Promise.race([opsDecided, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+      await withdrawing;
+      legalAnswered();
       return replyWith("legal ok");
     }, replyWith("legal ok"));
     let financeFailed = false;
@@ -183,17 +190,16 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
       financeFailed = true;
       return Promise.reject(new Error("ledger offline"));
     }, replyWith("finance ok"));
-    mockLlm(OpsAgent).thenReturn(() => {
-      opsGoesOn();
-      return replyWith("ops ok");
-    }, replyWith("ops ok"));
+    mockLlm(OpsAgent).thenReturn(replyWith("ops ok"), replyWith("ops ok"));
     const summary = mockLlm(SummaryAgent).thenReturn(replyWith("summary"));
-    // The failed branch's withdrawal of its questions meets the database out of reach.
     const list = store.pauses.list.bind(store.pauses);
     let faulted = false;
     const spy = vi.spyOn(store.pauses, "list").mockImplementation(async (query) => {
       if (financeFailed && !faulted && query.statuses?.join() === PauseStatus.Pending) {
         faulted = true;
+        financeWithdrawing();
+        await answered;
+        await new Promise((resolve) => setTimeout(resolve, 100));
         throw new StoreUnavailableError("the database went away");
       }
       return list(query);
@@ -207,7 +213,7 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     await app.sweepOnce(24 * 3_600_000);
     await vi.waitFor(() => expect(summary.calls).toHaveLength(1));
     const joined = JSON.parse(lastUser(summary.calls[0] as ChatRequest)) as {
-      results: { branch: string; output?: unknown; withdrawn?: boolean }[];
+      results: { branch: string; output?: unknown }[];
     };
     expect(joined.results.map((r) => [r.branch, r.output])).toEqual([
       ["legal-agent", { text: "legal ok" }],
