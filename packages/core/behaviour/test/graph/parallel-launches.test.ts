@@ -41,6 +41,7 @@ import {
   TimedReviewStart,
   TolerantReviewStart,
 } from "../../src/fixtures/parallel-app.js";
+import { gate } from "../../src/gate.js";
 import { lastUser, scriptTwoPauses } from "../../src/review.js";
 
 const manager = { tenantId: "acme", answeredBy: "manager-17" } as const;
@@ -131,10 +132,7 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
     // Legal and finance take the two slots; ops waits for one. Legal's model answers only once finance
     // failed and ops went on: it started (its model was called), or the failed branch read which of its
     // siblings had asked (every question of the tree, in any state), so the slot ops gets is finance's.
-    let opsGoesOn: () => void = () => undefined;
-    const opsDecided = new Promise<void>((resolve) => {
-      opsGoesOn = resolve;
-    });
+    const { opened: opsDecided, open: opsGoesOn } = gate();
     const list = store.pauses.list.bind(store.pauses);
     vi.spyOn(store.pauses, "list").mockImplementation(async (query) => {
       const found = await list(query);
@@ -172,14 +170,8 @@ onEachBackendAndPostgres(ReviewApplication, (test) => {
   }) => {
     // Finance fails and, while it withdraws its questions, the database is out of reach for a while:
     // meanwhile legal ends, and ops, queued, gets legal's slot.
-    let financeWithdrawing: () => void = () => undefined;
-    const withdrawing = new Promise<void>((resolve) => {
-      financeWithdrawing = resolve;
-    });
-    let legalAnswered: () => void = () => undefined;
-    const answered = new Promise<void>((resolve) => {
-      legalAnswered = resolve;
-    });
+    const { opened: withdrawing, open: financeWithdrawing } = gate();
+    const { opened: answered, open: legalAnswered } = gate();
     mockLlm(LegalAgent).thenReturn(async () => {
       await withdrawing;
       legalAnswered();
