@@ -347,7 +347,7 @@ export class Recovery {
   }
 
   async #round(retentionMs: number): Promise<void> {
-    const { clock, store, logger } = this.#services;
+    const { clock, store } = this.#services;
     await this.#removeExpired(retentionMs);
     try {
       const handled = new Set<string>();
@@ -396,18 +396,29 @@ export class Recovery {
           trees: page.filter((e) => e.executionId === e.rootExecutionId && e.updatedAt < settled),
         };
       });
-      // Last, questions of cancelled trees whose asker died (or stalled) inside its channel's send: each
-      // call may wait out its tool's timeout on a channel that is down, and no tree waits for them.
+    } catch (error) {
+      this.#roundFailed(error);
+    }
+    // Last, and whatever became of the pages above: questions of cancelled trees whose asker died (or
+    // stalled) inside its channel's send. Each call may wait out its tool's timeout on a channel that is
+    // down; no tree of this round waits for them.
+    if (this.#isClosed()) return;
+    try {
       await this.#tellOwedWithdrawals();
     } catch (error) {
-      logger.log({
-        level: LogLevel.Error,
-        event: "sweep.failed",
-        message: String(error),
-        fields: {},
-        at: clock.now(),
-      });
+      this.#roundFailed(error);
     }
+  }
+
+  #roundFailed(error: unknown): void {
+    const { clock, logger } = this.#services;
+    logger.log({
+      level: LogLevel.Error,
+      event: "sweep.failed",
+      message: String(error),
+      fields: {},
+      at: clock.now(),
+    });
   }
 
   /**

@@ -13,7 +13,6 @@ export interface LoopState {
   readonly route: "tools" | "retry" | "done";
 }
 
-/** What one branch of a parallel launch ended with. @internal */
 /** A branch that failed, as a sibling's result keeps it. @internal */
 export interface BranchFailure {
   readonly index: number;
@@ -21,6 +20,7 @@ export interface BranchFailure {
   readonly error: { readonly name: string; readonly code: string | undefined; readonly message: string };
 }
 
+/** What one branch of a parallel launch ended with. @internal */
 export interface BranchResult {
   readonly index: number;
   /** The branch's agent. */

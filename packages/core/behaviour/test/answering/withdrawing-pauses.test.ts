@@ -290,6 +290,33 @@ onEachBackend(OfficeApplication, (test) => {
     await round;
   });
 
+  test("[WD-03] a round whose recovery pages fail still takes back the questions owed", async ({
+    app,
+    openApp,
+    mockLlm,
+    mockOf,
+    store,
+    clock,
+  }) => {
+    const channel = mockOf(TestRefundApprovalChannel);
+    const { running, release, other } = await cancelledWhileSending(
+      { app, openApp, mockLlm, channel },
+      "t-wd3-page-fails",
+      () => ChannelOutcome.awaitReply(),
+    );
+    // A page of answered pauses that cannot be read (a row no code can decode, say), in every round.
+    const pages = vi
+      .spyOn(store.pauses, "listResolvedBefore")
+      .mockRejectedValue(new Error("a row could not be read"));
+    await clock.advance(LEASE_TTL_MS + 1);
+    await other.sweepOnce(24 * 3_600_000);
+    await vi.waitFor(() => expect(channel.withdraw).toHaveBeenCalledTimes(1));
+    expect(pages).toHaveBeenCalled();
+    pages.mockRestore();
+    release();
+    await running;
+  });
+
   test("[WD-03] a call decided at once after such a cancel did not wait on its channel: it owes no withdrawal, and the sweep tells nothing", async ({
     app,
     openApp,
