@@ -69,9 +69,9 @@ export function keptThrown(key: string): unknown {
 }
 /**
  * The slots of one launch in one pass: a branch waits for one, and frees it when it ends or pauses.
- * `asked` is set by a branch that failed the launch (FailFast), once its questions are withdrawn: the
- * branches that had asked a question in the tree by then. A branch that gets its slot after that and is
- * not among them never started, and does not start now.
+ * `failed` is set by a branch that failed the launch (FailFast), once its questions are withdrawn: its
+ * failure, and the branches that had asked a question in the tree by then. A branch that gets its slot
+ * after that and is not among them never started, and does not start now.
  */
 interface SlotPool {
   active: number;
