@@ -8,7 +8,14 @@ import type {
   PauseRecord,
   ToolResult,
 } from "@agboss/core/store";
-import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import {
+  type Kysely,
+  type Selectable,
+  sql,
+  type Updateable,
+  type UpdateQueryBuilder,
+  type UpdateResult,
+} from "kysely";
 import { FenceCheck, holdsLease } from "../fence-check.js";
 import { FENCED, type FenceArgs, fenceArgs, typed, withFence } from "../fenced-statement.js";
 import { PreparedQuery } from "../prepared-query.js";
@@ -360,14 +367,7 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         .where("status", "=", PauseStatus.Pending)
         .where("next_deadline_at", "=", from.at)
         .where("deadline_reminders", "=", from.reminders);
-      if (this.#store.capabilities.supportsReturning) {
-        const row = await claim.returningAll().executeTakeFirst();
-        return row === undefined ? undefined : toPause(row);
-      }
-      const result = await claim.executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return undefined;
-      const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
-      return row === undefined ? undefined : toPause(row);
+      return this.#changed(trx, claim, tenantId, pauseId);
     });
   }
 
@@ -570,15 +570,28 @@ export class KyselyPausedExecutionRepository implements PausedExecutionRepositor
         .where("status", "=", PauseStatus.Cancelled)
         .where("is_sent", "=", 0);
       if (options.owed === true) change = change.where("deadline_reminders", "=", OWED_WITHDRAWAL);
-      if (this.#store.capabilities.supportsReturning) {
-        const row = await change.returningAll().executeTakeFirst();
-        return row === undefined ? undefined : toPause(row);
-      }
-      const result = await change.executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return undefined;
-      const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
-      return row === undefined ? undefined : toPause(row);
+      return this.#changed(trx, change, tenantId, pauseId);
     });
+  }
+
+  /**
+   * Runs a conditional update of one pause and returns the pause as it wrote it, or undefined when the
+   * condition did not hold: through `returning` where the dialect has it, else by reading it again.
+   */
+  async #changed(
+    trx: Kysely<AgbossDatabase>,
+    update: UpdateQueryBuilder<AgbossDatabase, "agboss_pauses", "agboss_pauses", UpdateResult>,
+    tenantId: string,
+    pauseId: string,
+  ): Promise<PauseRecord | undefined> {
+    if (this.#store.capabilities.supportsReturning) {
+      const row = await update.returningAll().executeTakeFirst();
+      return row === undefined ? undefined : toPause(row);
+    }
+    const result = await update.executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return undefined;
+    const row = await this.#byPauseId.first(trx, { tenantId, pauseId });
+    return row === undefined ? undefined : toPause(row);
   }
 
   /**
