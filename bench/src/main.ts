@@ -30,6 +30,7 @@ import {
   tracePostgres,
 } from "./postgres.js";
 import { PROFILE_INTERVAL_US, profileSide, type SideProfile } from "./profile.js";
+import { countRunnables } from "./runnable-count.js";
 import { oneToolAgentScenario } from "./scenarios/one-tool-agent.js";
 import { pauseResumeScenario } from "./scenarios/pause-resume.js";
 import { HEAP_MARKS, pendingHeapScenario } from "./scenarios/pending-heap.js";
@@ -121,8 +122,9 @@ const USAGE = `Usage: pnpm --filter @agboss/bench bench [-- options]
   --wal-checkpoints W  SQLite only: where AGBoss's store copies its log into the file: background (default,
                    the store's own: on a thread of its own) or inline (in the commit that fills it, as
                    SqliteSaver's connection does)
-  --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little);
-                   on SQLite, also count the pages each side writes per execution, by table and index
+  --trace-store    also time every store/checkpointer call and SQL statement per side (slows both a little),
+                   and count the LangChain runnables each side starts (langchain.runWithConfig); on
+                   SQLite, also count the pages each side writes per execution, by table and index
                    and by commit (on fresh files, after)
   --isolate        pair scenarios: each side in a process of its own, the turns kept (a deployment runs
                    one of them, not both in one process); refused when only solo scenarios would run
@@ -443,10 +445,10 @@ async function runScenario(
       options.isolate
         ? openSideProcess(scenario, which, context, phases, { built: options.built, progress })
         : scenario.openSide(context, which, phases);
-    const agboss = await open("agboss");
+    const agboss = counted(await open("agboss"), trace?.agboss);
     let langgraph: OpenedSide;
     try {
-      langgraph = await open("langgraph");
+      langgraph = counted(await open("langgraph"), trace?.langgraph);
     } catch (error) {
       await agboss.side.close();
       throw error;
@@ -526,6 +528,16 @@ async function runScenario(
     rmSync(dir, { recursive: true, force: true });
     if (target !== undefined) await server?.drop(target);
   }
+}
+
+/** With `--trace-store`, a side whose executions count the LangChain runnables they start into `timings`. */
+function counted(opened: OpenedSide, timings: CallTimings | undefined): OpenedSide {
+  if (timings === undefined) return opened;
+  const { side } = opened;
+  return {
+    ...opened,
+    side: { ...side, runOnce: (iteration) => countRunnables(timings, () => side.runOnce(iteration)) },
+  };
 }
 
 /** Profiles each side of a pair alone, AGBoss first, on threads the warm-up and the rounds left unused. */
