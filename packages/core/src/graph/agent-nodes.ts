@@ -16,6 +16,7 @@ import { agentModelNode } from "./agent-model-node.js";
 import { currentFrame, issuesText } from "./agent-node-support.js";
 import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./agent-state.js";
 import { type Approval, awaitApproval } from "./ask-and-wait.js";
+import { withoutCommandBranches } from "./command-branches.js";
 import type { LoopState } from "./flow-state.js";
 import { routeOf } from "./route.js";
 import { runTool } from "./run-tool.js";
@@ -220,7 +221,7 @@ export function compileAgentGraph(services: RuntimeServices, agent: AssembledAge
     END,
   ]);
   graph.addEdge(AGENT_TOOLS_NODE, AGENT_MODEL_NODE);
-  return graph.compile();
+  return withoutCommandBranches(graph.compile());
 }
 
 /** A compiled agent subgraph. @internal */

@@ -6,6 +6,7 @@ import { ExecutionContext, type ExecutionFrame } from "../container/execution-co
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { type CompiledAgentGraph, compileAgentGraph } from "./agent-nodes.js";
 import { type ChildGraph, runChild } from "./child-execution.js";
+import { withoutCommandBranches } from "./command-branches.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
 import { inlineAgentStep, toolsNodeOf } from "./inline-agent.js";
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
@@ -96,7 +97,7 @@ export function compileFlow(
     const exit = step.kind === "parallel" ? joinNodeOf(step.nodeId) : step.nodeId;
     graph.addEdge(exit, nextOf(index));
   });
-  return graph.compile(checkpointer === undefined ? {} : { checkpointer });
+  return withoutCommandBranches(graph.compile(checkpointer === undefined ? {} : { checkpointer }));
 }
 
 /**
