@@ -70,6 +70,28 @@ describe("withoutCommandBranches", () => {
     expect(plainRunnables - started).toBe(15);
   });
 
+  test("leaves alone a node whose writers hold no branch besides its routes (applied twice: routes kept)", async () => {
+    const twice = withoutCommandBranches(withoutCommandBranches(agentShaped().compile()));
+    expect(branchRuns(twice.nodes.model?.writers ?? [])).toBe(1);
+    expect((await twice.invoke({})).visits).toEqual(["model", "tools", "model", "tools", "model"]);
+  });
+
+  test("keeps the branch of an error handler LangGraph adds, which routes with a Command", async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+    const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+    graph.addNode(
+      "flaky",
+      () => {
+        throw new Error("down");
+      },
+      { errorHandler: () => new Command({ update: { visits: ["handled"] }, goto: "after" }) },
+    );
+    graph.addNode("after", () => ({ visits: ["after"] }));
+    graph.addEdge(START, "flaky");
+    const lean = withoutCommandBranches(graph.compile());
+    expect((await lean.invoke({})).visits).toEqual(["handled", "after"]);
+  });
+
   test("keeps the branch of a node that declares where its Command goes (ends)", async () => {
     const build = () => {
       // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
