@@ -6,10 +6,10 @@ import { ExecutionContext, type ExecutionFrame } from "../container/execution-co
 import type { RuntimeServices } from "../services/runtime-services.js";
 import { type CompiledAgentGraph, compileAgentGraph } from "./agent-nodes.js";
 import { type ChildGraph, runChild } from "./child-execution.js";
-import { withoutCommandBranches } from "./command-branches.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
 import { inlineAgentStep, toolsNodeOf } from "./inline-agent.js";
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
+import { withoutCommandBranches } from "./lean-graphs.js";
 import { routeOf } from "./route.js";
 import { tracedNode } from "./step-span.js";
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { Annotation, Command, END, START, StateGraph } from "@langchain/langgraph";
 import { afterEach, describe, expect, test } from "vitest";
-import { withoutCommandBranches } from "../../src/graph/command-branches.js";
+import { withoutCommandBranches } from "../../src/graph/lean-graphs.js";
 import { routeOf } from "../../src/graph/route.js";
 
 const State = Annotation.Root({

@@ -23,7 +23,7 @@ interface CompiledStateGraphLike {
  * { ends })`), and of an error handler LangGraph adds (it routes with `Command`). A node is also left as
  * it is unless its writers hold exactly one branch more than the conditional edges the graph gives it,
  * the second writer being one: so a LangGraph that compiles nodes otherwise (no such branch, or another
- * place for it) loses no route. `command-branches.test.ts` fails then, so an upgrade says so.
+ * place for it) loses no route. `lean-graphs.test.ts` fails then, so an upgrade says so.
  * Returns `compiled`. @internal
  */
 export function withoutCommandBranches<T extends CompiledStateGraphLike>(compiled: T): T {
