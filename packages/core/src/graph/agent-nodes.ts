@@ -17,7 +17,7 @@ import { currentFrame, issuesText } from "./agent-node-support.js";
 import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./agent-state.js";
 import { type Approval, awaitApproval } from "./ask-and-wait.js";
 import type { LoopState } from "./flow-state.js";
-import { withoutCommandBranches } from "./lean-graphs.js";
+import { leanGraph } from "./lean-graphs.js";
 import { routeOf } from "./route.js";
 import { runTool } from "./run-tool.js";
 import { stepRecord } from "./step-record.js";
@@ -221,7 +221,7 @@ export function compileAgentGraph(services: RuntimeServices, agent: AssembledAge
     END,
   ]);
   graph.addEdge(AGENT_TOOLS_NODE, AGENT_MODEL_NODE);
-  return withoutCommandBranches(graph.compile());
+  return leanGraph(graph.compile());
 }
 
 /** A compiled agent subgraph. @internal */

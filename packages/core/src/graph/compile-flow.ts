@@ -9,7 +9,7 @@ import { type ChildGraph, runChild } from "./child-execution.js";
 import { FlowState, type FlowStateUpdate, type FlowStateValue } from "./flow-state.js";
 import { inlineAgentStep, toolsNodeOf } from "./inline-agent.js";
 import { branchNode, branchNodeOf, joinNode, joinNodeOf, launchNode, launchRouter } from "./launch-nodes.js";
-import { withoutCommandBranches } from "./lean-graphs.js";
+import { leanGraph } from "./lean-graphs.js";
 import { routeOf } from "./route.js";
 import { tracedNode } from "./step-span.js";
 
@@ -97,7 +97,7 @@ export function compileFlow(
     const exit = step.kind === "parallel" ? joinNodeOf(step.nodeId) : step.nodeId;
     graph.addEdge(exit, nextOf(index));
   });
-  return withoutCommandBranches(graph.compile(checkpointer === undefined ? {} : { checkpointer }));
+  return leanGraph(graph.compile(checkpointer === undefined ? {} : { checkpointer }));
 }
 
 /**

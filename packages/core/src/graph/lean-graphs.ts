@@ -1,40 +1,98 @@
+import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
 import type { PregelNode } from "@langchain/langgraph";
+
+// What the runtime takes out of the graphs LangGraph compiles for it. Every runnable LangGraph starts
+// for a task configures a callback manager and builds a LangSmith `RunTree` with a random id to carry
+// its config, tracing or not (about 20 µs each on Node 26), and comes with its promises and config
+// objects. Two kinds do nothing this runtime needs: the branch that follows a `Command` a node returns,
+// and the context around the function that turns a node's return value into channel writes. Each is
+// found by how LangGraph 1.7 compiles a `StateGraph`; a node built otherwise is left as it is, and
+// `lean-graphs.test.ts` fails, so an upgrade says so.
 
 /** The name LangGraph gives the runnable of every branch it compiles into a node's writers. */
 const BRANCH_RUN = "<branch_run>";
 
-/** What {@link withoutCommandBranches} reads of a compiled `StateGraph`. */
+/** The marker of a write entry whose value is the node's own return value. */
+const PASSTHROUGH = Symbol.for("LG_PASSTHROUGH");
+
+/** What {@link leanGraph} reads of a compiled `StateGraph`. */
 interface CompiledStateGraphLike {
   readonly nodes: Record<string, PregelNode>;
   /** The graph it was compiled from: its conditional edges by source node. */
   readonly builder: { readonly branches: Record<string, Record<string, unknown>> };
 }
 
+/** A write entry of a node's update writer, as LangGraph builds it. */
+interface WriteEntry {
+  readonly value?: unknown;
+  mapper?: unknown;
+}
+
+/** LangGraph's runnable around a plain function, as its update writer's mapper is built. */
+interface FunctionRunnable {
+  readonly func: (input: unknown, config?: RunnableConfig) => unknown;
+  readonly trace: boolean;
+  readonly recurse: boolean;
+}
+
 /**
- * Takes out of each node of a compiled `StateGraph` the branch that follows a `Command` the node returns
- * (its `goto`): `compile` gives one to every node, as the second of its writers, right after the writer
- * of its state update and before its edges and conditional edges. This runtime's nodes return state
- * updates, never a `Command` (a start or a resume is a command given to `invoke`, which LangGraph reads
- * without that branch), so the branch only costs: two runnables each time one of the node's tasks
- * completes, each with a callback manager and a LangSmith `RunTree` of its own. And where it stood
- * between the node's update writer and its plain edge, LangGraph now runs those two as one.
- *
- * Left in place: the branch of a node that declares where a `Command` of its own may go (`addNode(…,
- * { ends })`), and of an error handler LangGraph adds (it routes with `Command`). A node is also left as
- * it is unless its writers hold exactly one branch more than the conditional edges the graph gives it,
- * the second writer being one: so a LangGraph that compiles nodes otherwise (no such branch, or another
- * place for it) loses no route. `lean-graphs.test.ts` fails then, so an upgrade says so.
- * Returns `compiled`. @internal
+ * Takes out of each node of a compiled `StateGraph` what it does not need, and returns `compiled`:
+ * - **The branch that follows a `Command`** the node returns (its `goto`). `compile` gives one to every
+ *   node, as the second of its writers, right after the writer of its state update and before its edges
+ *   and conditional edges. This runtime's nodes return state updates, never a `Command` (a start or a
+ *   resume is a command given to `invoke`, which LangGraph reads without that branch), so the branch
+ *   only costs two runnables each time one of the node's tasks completes. Where it stood between the
+ *   node's update writer and a plain edge, LangGraph now runs those two as one. Left in place for a node
+ *   that declares where a `Command` of its own may go (`addNode(…, { ends })`), for an error handler
+ *   LangGraph adds (it routes with `Command`), and for a node whose writers do not hold exactly one
+ *   branch more than the conditional edges the graph gives it, the second writer being one: so a
+ *   LangGraph that compiles nodes otherwise loses no route.
+ * - **The context around the update's mapper**: the function that turns the node's return value into
+ *   channel writes (its keys of the state, a `Command`'s update) runs inside a runnable of its own. It
+ *   reads nothing but its input, so it is called as it is. Only a mapper built as LangGraph builds this
+ *   one (its own runnable around a function, untraced, not recursing) is replaced.
+ * @internal
  */
-export function withoutCommandBranches<T extends CompiledStateGraphLike>(compiled: T): T {
+export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
   for (const [name, node] of Object.entries(compiled.nodes)) {
-    if ((node.ends !== undefined && node.ends.length > 0) || node.isErrorHandler === true) continue;
-    const [update, branch] = node.writers;
-    if (update === undefined || branch === undefined) continue;
-    if (!Array.isArray((update as { writes?: unknown }).writes) || branch.getName() !== BRANCH_RUN) continue;
-    const routes = Object.keys(compiled.builder.branches[name] ?? {}).length;
-    if (node.writers.filter((writer) => writer.getName() === BRANCH_RUN).length !== routes + 1) continue;
-    node.writers.splice(1, 1);
+    withoutCommandBranch(node, Object.keys(compiled.builder.branches[name] ?? {}).length);
+    for (const entry of updateEntriesOf(node)) {
+      if (typeof entry.value !== "object" || entry.value === null || !(PASSTHROUGH in entry.value)) continue;
+      const mapper = entry.mapper as Partial<FunctionRunnable> | undefined;
+      if (typeof mapper?.func !== "function" || mapper.trace !== false || mapper.recurse !== false) continue;
+      entry.mapper = new DirectMapper(mapper.func);
+    }
   }
   return compiled;
+}
+
+/** The entries of the node's first writer, its state update's, when it is LangGraph's `ChannelWrite`. */
+function updateEntriesOf(node: PregelNode): WriteEntry[] {
+  const writes = (node.writers[0] as { writes?: unknown } | undefined)?.writes;
+  return Array.isArray(writes) ? (writes as WriteEntry[]) : [];
+}
+
+function withoutCommandBranch(node: PregelNode, routes: number): void {
+  if ((node.ends !== undefined && node.ends.length > 0) || node.isErrorHandler === true) return;
+  const [update, branch] = node.writers;
+  if (update === undefined || branch === undefined) return;
+  if (!Array.isArray((update as { writes?: unknown }).writes) || branch.getName() !== BRANCH_RUN) return;
+  if (node.writers.filter((writer) => writer.getName() === BRANCH_RUN).length !== routes + 1) return;
+  node.writers.splice(1, 1);
+}
+
+/** A mapper called as the function it is, without a context of its own. */
+class DirectMapper extends Runnable<unknown, unknown> {
+  lc_namespace = ["agboss", "graph"];
+  readonly #map: FunctionRunnable["func"];
+
+  constructor(map: FunctionRunnable["func"]) {
+    super();
+    this.name = "update-mapper";
+    this.#map = map;
+  }
+
+  override async invoke(input: unknown, config?: RunnableConfig): Promise<unknown> {
+    return this.#map(input, config);
+  }
 }

@@ -1,7 +1,8 @@
+import type { Runnable } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { Annotation, Command, END, START, StateGraph } from "@langchain/langgraph";
 import { afterEach, describe, expect, test } from "vitest";
-import { withoutCommandBranches } from "../../src/graph/lean-graphs.js";
+import { leanGraph } from "../../src/graph/lean-graphs.js";
 import { routeOf } from "../../src/graph/route.js";
 
 const State = Annotation.Root({
@@ -26,6 +27,12 @@ function agentShaped() {
   return graph;
 }
 
+/** The entries of a node's first writer (its state update's). */
+function updateWrites(node: { writers: readonly unknown[] } | undefined): { mapper?: unknown }[] {
+  const writes = (node?.writers[0] as { writes?: unknown } | undefined)?.writes;
+  return Array.isArray(writes) ? writes : [];
+}
+
 const branchRuns = (writers: readonly { getName(): string }[]) =>
   writers.filter((w) => w.getName() === "<branch_run>").length;
 
@@ -44,14 +51,14 @@ afterEach(() => {
   provider.runWithConfig = runWithConfig;
 });
 
-describe("withoutCommandBranches", () => {
+describe("leanGraph: the branch that follows a Command", () => {
   test("takes out the Command branch LangGraph compiles into each node, and keeps the routes", () => {
     const plain = agentShaped().compile();
     // As LangGraph 1.7 compiles them: the update's writer, the Command branch, then the edges and routes.
     expect(branchRuns(plain.nodes.model?.writers ?? [])).toBe(2);
     expect(branchRuns(plain.nodes.tools?.writers ?? [])).toBe(1);
 
-    const lean = withoutCommandBranches(agentShaped().compile());
+    const lean = leanGraph(agentShaped().compile());
     expect(branchRuns(lean.nodes.model?.writers ?? [])).toBe(1);
     expect(branchRuns(lean.nodes.tools?.writers ?? [])).toBe(0);
     expect(branchRuns(lean.nodes[START]?.writers ?? [])).toBe(0);
@@ -62,16 +69,17 @@ describe("withoutCommandBranches", () => {
     const before = await agentShaped().compile().invoke({});
     const plainRunnables = started;
     countRunnables();
-    const after = await withoutCommandBranches(agentShaped().compile()).invoke({});
+    const after = await leanGraph(agentShaped().compile()).invoke({});
     expect(after).toEqual(before);
     expect(after.visits).toEqual(["model", "tools", "model", "tools", "model"]);
-    // Two a task, the branch and its path (START's task, three model turns and two tool calls), and one
-    // more where the update's writer and a plain edge's become one (START's task and the tool calls).
-    expect(plainRunnables - started).toBe(15);
+    // For each of the 6 tasks (START's, three model turns, two tool calls): the branch and its path, and
+    // the update's mapper; and one more where the update's writer and a plain edge's become one (START's
+    // task and the tool calls).
+    expect(plainRunnables - started).toBe(21);
   });
 
   test("leaves alone a node whose writers hold no branch besides its routes (applied twice: routes kept)", async () => {
-    const twice = withoutCommandBranches(withoutCommandBranches(agentShaped().compile()));
+    const twice = leanGraph(leanGraph(agentShaped().compile()));
     expect(branchRuns(twice.nodes.model?.writers ?? [])).toBe(1);
     expect((await twice.invoke({})).visits).toEqual(["model", "tools", "model", "tools", "model"]);
   });
@@ -88,7 +96,7 @@ describe("withoutCommandBranches", () => {
     );
     graph.addNode("after", () => ({ visits: ["after"] }));
     graph.addEdge(START, "flaky");
-    const lean = withoutCommandBranches(graph.compile());
+    const lean = leanGraph(graph.compile());
     expect((await lean.invoke({})).visits).toEqual(["handled", "after"]);
   });
 
@@ -103,8 +111,37 @@ describe("withoutCommandBranches", () => {
       graph.addEdge(START, "decide");
       return graph;
     };
-    const lean = withoutCommandBranches(build().compile());
+    const lean = leanGraph(build().compile());
     expect(branchRuns(lean.nodes.decide?.writers ?? [])).toBe(1);
     expect((await lean.invoke({})).visits).toEqual(["decide", "after"]);
+  });
+});
+
+describe("leanGraph: the update's mapper", () => {
+  test("is called as it is: a node's update lands, and a return value that is no update still fails", async () => {
+    const build = (returns: unknown) => {
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      graph.addNode("step", () => returns);
+      graph.addEdge(START, "step");
+      return leanGraph(graph.compile());
+    };
+    const mappers = updateWrites(build({}).nodes.step)
+      .map((entry) => (entry.mapper as Runnable | undefined)?.getName())
+      .filter((name) => name !== undefined);
+    expect(mappers).toEqual(["update-mapper"]);
+    expect(await build({ visits: ["step"], turns: 7 }).invoke({})).toEqual({ visits: ["step"], turns: 7 });
+    await expect(build("not an update").invoke({})).rejects.toThrow(/to return an object/);
+  });
+
+  test("stays LangGraph's own when it is not built as LangGraph builds the update's mapper", () => {
+    const compiled = agentShaped().compile();
+    const mapper = updateWrites(compiled.nodes.tools)[0]?.mapper as { recurse: boolean } | undefined;
+    expect(mapper?.recurse).toBe(false);
+    if (mapper !== undefined) mapper.recurse = true;
+    leanGraph(compiled);
+    expect((updateWrites(compiled.nodes.tools)[0]?.mapper as Runnable | undefined)?.getName()).not.toBe(
+      "update-mapper",
+    );
   });
 });
