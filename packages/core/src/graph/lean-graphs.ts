@@ -51,6 +51,12 @@ interface FunctionRunnable {
  *   channel writes (its keys of the state, a `Command`'s update) runs inside a runnable of its own. It
  *   reads nothing but its input, so it is called as it is. Only a mapper built as LangGraph builds this
  *   one (its own runnable around a function, untraced, not recursing) is replaced.
+ * - **The context around the node's writers**: the writer of its update (with the plain edges after it,
+ *   which LangGraph would join to it for every task anyway, joined once here) and the runnable of each
+ *   conditional edge are LangGraph's untraced runnables around a function that reads its config from
+ *   its arguments (the task's, which carries the channels to write and read), never from the context.
+ *   Each is called as the function it is. The node itself keeps its context: what it runs may ask for
+ *   it (`interrupt()`, a nested model's callbacks).
  * @internal
  */
 export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
@@ -62,8 +68,50 @@ export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
       if (typeof mapper?.func !== "function" || mapper.trace !== false || mapper.recurse !== false) continue;
       entry.mapper = new DirectMapper(mapper.func);
     }
+    joinPlainWriters(node);
+    for (const writer of node.writers) callDirectly(writer);
   }
   return compiled;
+}
+
+/** A writer LangGraph builds: its untraced runnable around a function (`ChannelWrite`, a branch's run). */
+interface WriterRunnable extends FunctionRunnable {
+  /** A `ChannelWrite`'s entries. */
+  writes?: unknown;
+}
+
+/**
+ * Joins the plain writers (`ChannelWrite`s) at the end of the node's writers into the first of them, as
+ * LangGraph does each time it builds the node's task (into a new writer, which would be called with its
+ * own context), so that the one called directly below is the one that runs.
+ */
+function joinPlainWriters(node: PregelNode): void {
+  const writers = node.writers as unknown as WriterRunnable[];
+  for (;;) {
+    const last = writers[writers.length - 1];
+    const before = writers[writers.length - 2];
+    if (last === undefined || before === undefined) return;
+    if (!Array.isArray(last.writes) || !Array.isArray(before.writes)) return;
+    if (Object.getPrototypeOf(last) !== Object.getPrototypeOf(before)) return;
+    before.writes = [...before.writes, ...last.writes];
+    writers.pop();
+  }
+}
+
+/** Calls a writer's function as it is: its `invoke` without the context LangGraph's runnable would set up. */
+function callDirectly(writer: unknown): void {
+  const runnable = writer as Partial<WriterRunnable>;
+  const func = runnable.func;
+  if (typeof func !== "function" || runnable.trace !== false) return;
+  if (!Array.isArray(runnable.writes) && (writer as Runnable).getName() !== BRANCH_RUN) return;
+  const recurse = runnable.recurse !== false;
+  Object.defineProperty(writer, "invoke", {
+    configurable: true,
+    value: async (input: unknown, config?: RunnableConfig): Promise<unknown> => {
+      const out = await func(input, config ?? {});
+      return recurse && Runnable.isRunnable(out) ? out.invoke(input, config) : out;
+    },
+  });
 }
 
 /** The entries of the node's first writer, its state update's, when it is LangGraph's `ChannelWrite`. */
