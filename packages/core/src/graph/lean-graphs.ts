@@ -4,9 +4,9 @@ import type { PregelNode } from "@langchain/langgraph";
 // What the runtime takes out of the graphs LangGraph compiles for it. Every runnable LangGraph starts
 // for a task configures a callback manager and builds a LangSmith `RunTree` with a random id to carry
 // its config, tracing or not (about 20 µs each on Node 26), and comes with its promises and config
-// objects. Two kinds do nothing this runtime needs: the branch that follows a `Command` a node returns,
-// and the context around the function that turns a node's return value into channel writes. Each is
-// found by how LangGraph 1.7 compiles a `StateGraph`; a node built otherwise is left as it is, and
+// objects. Three kinds do nothing this runtime needs: the branch that follows a `Command` a node
+// returns, and the context set up around the mapper of a node's update and around its writers. Each is
+// found by how LangGraph 1.7 compiles a `StateGraph`; what is built otherwise is left as it is, and
 // `lean-graphs.test.ts` fails, so an upgrade says so.
 
 /** The name LangGraph gives the runnable of every branch it compiles into a node's writers. */
@@ -41,8 +41,8 @@ interface FunctionRunnable {
  *   node, as the second of its writers, right after the writer of its state update and before its edges
  *   and conditional edges. This runtime's nodes return state updates, never a `Command` (a start or a
  *   resume is a command given to `invoke`, which LangGraph reads without that branch), so the branch
- *   only costs two runnables each time one of the node's tasks completes. Where it stood between the
- *   node's update writer and a plain edge, LangGraph now runs those two as one. Left in place for a node
+ *   only costs two runnables each time one of the node's tasks completes, and it stood between the
+ *   node's update writer and its plain edges, which can now be joined (below). Left in place for a node
  *   that declares where a `Command` of its own may go (`addNode(…, { ends })`), for an error handler
  *   LangGraph adds (it routes with `Command`), and for a node whose writers do not hold exactly one
  *   branch more than the conditional edges the graph gives it, the second writer being one: so a
@@ -53,23 +53,31 @@ interface FunctionRunnable {
  *   one (its own runnable around a function, untraced, not recursing) is replaced.
  * - **The context around the node's writers**: the writer of its update (with the plain edges after it,
  *   which LangGraph would join to it for every task anyway, joined once here) and the runnable of each
- *   conditional edge are LangGraph's untraced runnables around a function that reads its config from
- *   its arguments (the task's, which carries the channels to write and read), never from the context.
- *   Each is called as the function it is. The node itself keeps its context: what it runs may ask for
- *   it (`interrupt()`, a nested model's callbacks).
+ *   conditional edge are LangGraph's untraced runnables around a function, and LangGraph's code in them
+ *   reads its config from its arguments (the task's, which carries the channels to write and read). So
+ *   their `invoke` calls the function as it is, when it is `RunnableCallable`'s own (taken from the
+ *   mapper above, so a writer class with an `invoke` of its own is left alone). A route's own function
+ *   (the runtime's routes, a launch's `items`) then runs in the context of the pass, not of the task:
+ *   LangGraph's `getConfig()` there reads the graph's config. The node itself keeps its context: what it
+ *   runs may ask for it (`interrupt()`, a nested model's callbacks).
  * @internal
  */
 export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
+  /** `RunnableCallable`'s own `invoke`, read off a mapper LangGraph built. */
+  let callableInvoke: unknown;
   for (const [name, node] of Object.entries(compiled.nodes)) {
     withoutCommandBranch(node, Object.keys(compiled.builder.branches[name] ?? {}).length);
     for (const entry of updateEntriesOf(node)) {
       if (typeof entry.value !== "object" || entry.value === null || !(PASSTHROUGH in entry.value)) continue;
       const mapper = entry.mapper as Partial<FunctionRunnable> | undefined;
       if (typeof mapper?.func !== "function" || mapper.trace !== false || mapper.recurse !== false) continue;
+      callableInvoke ??= Object.getPrototypeOf(mapper).invoke;
       entry.mapper = new DirectMapper(mapper.func);
     }
+  }
+  for (const node of Object.values(compiled.nodes)) {
     joinPlainWriters(node);
-    for (const writer of node.writers) callDirectly(writer);
+    if (callableInvoke !== undefined) for (const writer of node.writers) callDirectly(writer, callableInvoke);
   }
   return compiled;
 }
@@ -98,11 +106,14 @@ function joinPlainWriters(node: PregelNode): void {
   }
 }
 
-/** Calls a writer's function as it is: its `invoke` without the context LangGraph's runnable would set up. */
-function callDirectly(writer: unknown): void {
-  const runnable = writer as Partial<WriterRunnable>;
+/**
+ * Calls a writer's function as it is: its `invoke` without the context LangGraph's runnable would set
+ * up. Only where that `invoke` is `callableInvoke`, `RunnableCallable`'s own.
+ */
+function callDirectly(writer: unknown, callableInvoke: unknown): void {
+  const runnable = writer as Partial<WriterRunnable> & { invoke?: unknown };
   const func = runnable.func;
-  if (typeof func !== "function" || runnable.trace !== false) return;
+  if (typeof func !== "function" || runnable.trace !== false || runnable.invoke !== callableInvoke) return;
   if (!Array.isArray(runnable.writes) && (writer as Runnable).getName() !== BRANCH_RUN) return;
   const recurse = runnable.recurse !== false;
   Object.defineProperty(writer, "invoke", {

@@ -200,4 +200,54 @@ describe("leanGraph: the same runs as LangGraph's own graph", () => {
     expect(after).toEqual(before);
     expect(after.done.visits).toEqual(["asked", "answer yes"]);
   });
+
+  test("a node with two plain edges (its writers joined once, in order), and a route that fails", async () => {
+    const fanOut = () => {
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      graph.addNode("a", () => ({ visits: ["a"] }));
+      graph.addNode("b", () => ({ visits: ["b"] }));
+      graph.addNode("c", () => ({ visits: ["c"] }));
+      graph.addEdge(START, "a");
+      graph.addEdge("a", "b");
+      graph.addEdge("a", "c");
+      return graph.compile();
+    };
+    const lean = leanGraph(fanOut());
+    expect(lean.nodes.a?.writers).toHaveLength(1);
+    const after = await lean.invoke({});
+    expect(after).toEqual(await fanOut().invoke({}));
+    expect([...after.visits].sort()).toEqual(["a", "b", "c"]);
+
+    const lost = () => {
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      graph.addNode("model", () => ({ visits: ["model"] }));
+      graph.addEdge(START, "model");
+      graph.addConditionalEdges(
+        "model",
+        routeOf(() => "nowhere"),
+        { tools: "model" },
+      );
+      return graph.compile();
+    };
+    const plainError = await lost()
+      .invoke({})
+      .catch((error: unknown) => error);
+    await expect(leanGraph(lost()).invoke({})).rejects.toThrow((plainError as Error).message);
+  });
+
+  test("leaves a writer alone that is not LangGraph's untraced runnable around a function", () => {
+    const compiled = agentShaped().compile();
+    const tools = compiled.nodes.tools?.writers[0] as unknown as { trace: boolean };
+    tools.trace = true;
+    // As a writer class with an `invoke` of its own would be.
+    const start = compiled.nodes[START]?.writers[0] as unknown as { invoke: unknown };
+    const own = async () => undefined;
+    start.invoke = own;
+    leanGraph(compiled);
+    expect(Object.hasOwn(tools, "invoke")).toBe(false);
+    expect(start.invoke).toBe(own);
+    expect(Object.hasOwn(compiled.nodes.model?.writers[0] ?? {}, "invoke")).toBe(true);
+  });
 });
