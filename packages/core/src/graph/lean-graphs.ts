@@ -1,5 +1,6 @@
 import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
 import type { PregelNode } from "@langchain/langgraph";
+import { plainRunnable } from "./route.js";
 
 // What the runtime takes out of the graphs LangGraph compiles for it. Every runnable LangGraph starts
 // for a task configures a callback manager and builds a LangSmith `RunTree` with a random id to carry
@@ -72,7 +73,7 @@ export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
       const mapper = entry.mapper as Partial<FunctionRunnable> | undefined;
       if (typeof mapper?.func !== "function" || mapper.trace !== false || mapper.recurse !== false) continue;
       callableInvoke ??= Object.getPrototypeOf(mapper).invoke;
-      entry.mapper = new DirectMapper(mapper.func);
+      entry.mapper = plainRunnable("update-mapper", mapper.func);
     }
   }
   for (const node of Object.values(compiled.nodes)) {
@@ -138,20 +139,4 @@ function withoutCommandBranch(node: PregelNode, routes: number): void {
   if (!Array.isArray((update as { writes?: unknown }).writes) || branch.getName() !== BRANCH_RUN) return;
   if (node.writers.filter((writer) => writer.getName() === BRANCH_RUN).length !== routes + 1) return;
   node.writers.splice(1, 1);
-}
-
-/** A mapper called as the function it is, without a context of its own. */
-class DirectMapper extends Runnable<unknown, unknown> {
-  lc_namespace = ["agboss", "graph"];
-  readonly #map: FunctionRunnable["func"];
-
-  constructor(map: FunctionRunnable["func"]) {
-    super();
-    this.name = "update-mapper";
-    this.#map = map;
-  }
-
-  override async invoke(input: unknown, config?: RunnableConfig): Promise<unknown> {
-    return this.#map(input, config);
-  }
 }
