@@ -1,5 +1,13 @@
-import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
-import type { PregelNode } from "@langchain/langgraph";
+import {
+  ensureConfig,
+  pickRunnableConfigKeys,
+  Runnable,
+  type RunnableConfig,
+  raceWithSignal,
+} from "@langchain/core/runnables";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import { getConfig, INTERRUPT, isInterrupted, type PregelNode } from "@langchain/langgraph";
+import { Pregel } from "@langchain/langgraph/pregel";
 import { plainRunnable } from "./route.js";
 
 // What the runtime takes out of the graphs LangGraph compiles for it. Every runnable LangGraph starts
@@ -8,7 +16,8 @@ import { plainRunnable } from "./route.js";
 // objects. Three kinds do nothing this runtime needs: the branch that follows a `Command` a node
 // returns, and the context set up around the mapper of a node's update and around its writers. Each is
 // found by how LangGraph 1.7 compiles a `StateGraph`; what is built otherwise is left as it is, and
-// `lean-graphs.test.ts` fails, so an upgrade says so.
+// `lean-graphs.test.ts` fails, so an upgrade says so. The graph's `invoke` loses the streams `stream`
+// builds around its steps, and the context it sets up for each of them.
 
 /** The name LangGraph gives the runnable of every branch it compiles into a node's writers. */
 const BRANCH_RUN = "<branch_run>";
@@ -19,6 +28,7 @@ const PASSTHROUGH = Symbol.for("LG_PASSTHROUGH");
 /** What {@link leanGraph} reads of a compiled `StateGraph`. */
 interface CompiledStateGraphLike {
   readonly nodes: Record<string, PregelNode>;
+  invoke(input: never, options?: never): Promise<unknown>;
   /** The graph it was compiled from: its conditional edges by source node. */
   readonly builder: { readonly branches: Record<string, Record<string, unknown>> };
 }
@@ -61,6 +71,7 @@ interface FunctionRunnable {
  *   (the runtime's routes, a launch's `items`) then runs in the context of the pass, not of the task:
  *   LangGraph's `getConfig()` there reads the graph's config. The node itself keeps its context: what it
  *   runs may ask for it (`interrupt()`, a nested model's callbacks).
+ * - **The streams around `invoke`** (see {@link invokeDirectly}).
  * @internal
  */
 export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
@@ -80,7 +91,82 @@ export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
     joinPlainWriters(node);
     if (callableInvoke !== undefined) for (const writer of node.writers) callDirectly(writer, callableInvoke);
   }
+  invokeDirectly(compiled);
   return compiled;
+}
+
+/** What {@link invokeDirectly} reads of a compiled graph: LangGraph's `Pregel`. */
+interface IteratedGraph {
+  readonly config?: { readonly recursionLimit?: number | undefined } | undefined;
+  readonly outputChannels: unknown;
+  _streamIterator(input: unknown, options?: unknown): AsyncGenerator<unknown>;
+}
+
+/** The options of `invoke` the direct one reads; others are handed on as LangGraph's `invoke` would. */
+type InvokeOptions = RunnableConfig & {
+  readonly streamMode?: unknown;
+  readonly subgraphs?: unknown;
+  readonly outputKeys?: unknown;
+};
+
+/**
+ * Gives the graph an `invoke` that reads the steps of LangGraph's own iterator as they come, where
+ * LangGraph's `invoke` reads them through `stream`: that pipes each step through two web streams (the
+ * runnable's and one to cancel it by) and runs each step of the iterator in a context of its own, set
+ * up as for a runnable (a callback manager configured from the environment). The direct one sets that
+ * context up once for the whole run and races it with the caller's signal once, as `stream` does for
+ * each step; it reads the run's config as `stream` does (the task's, when a node invokes the graph as
+ * its subgraph) and keeps the last values and every interrupt, as LangGraph's `invoke` does. Only a
+ * graph whose `invoke` is `Pregel`'s own gets it, and only a call in `values` mode (the default)
+ * without `subgraphs` takes it; others run LangGraph's.
+ */
+function invokeDirectly(compiled: CompiledStateGraphLike): void {
+  const graph = compiled as unknown as Partial<IteratedGraph> & { invoke?: unknown };
+  const own = Pregel.prototype.invoke;
+  if (graph.invoke !== own || typeof graph._streamIterator !== "function") return;
+  const iterated = graph as IteratedGraph;
+  Object.defineProperty(compiled, "invoke", {
+    configurable: true,
+    value: (input: unknown, options?: InvokeOptions): Promise<unknown> => {
+      const mode = options?.streamMode;
+      if ((mode !== undefined && mode !== "values") || options?.subgraphs !== undefined) {
+        return own.call(compiled as never, input as never, options as never);
+      }
+      return invokeIterated(iterated, input, options);
+    },
+  });
+}
+
+/** LangGraph's `invoke` in `values` mode, reading `_streamIterator` itself (see {@link invokeDirectly}). */
+function invokeIterated(graph: IteratedGraph, input: unknown, options: InvokeOptions | undefined) {
+  let given: InvokeOptions = {
+    ...options,
+    outputKeys: options?.outputKeys ?? graph.outputChannels,
+    streamMode: "values",
+    encoding: undefined,
+  } as InvokeOptions;
+  // A subgraph invoked by a node reads and writes under the node's task: its config goes on, as in `stream`.
+  const ambient = getConfig()?.configurable;
+  if (ambient?.__pregel_read !== undefined && given.configurable?.__pregel_read === undefined) {
+    given = { ...given, configurable: { ...ambient, ...given.configurable } };
+  }
+  const config = ensureConfig({ recursionLimit: graph.config?.recursionLimit, ...given });
+  const run = async (): Promise<unknown> => {
+    let latest: unknown;
+    const interrupts: unknown[] = [];
+    for await (const chunk of graph._streamIterator(input, config)) {
+      if (isInterrupted(chunk)) interrupts.push(...chunk[INTERRUPT]);
+      else latest = chunk;
+    }
+    if (interrupts.length === 0) return latest;
+    if (latest === undefined || latest === null) return { [INTERRUPT]: interrupts };
+    return typeof latest === "object" ? { ...latest, [INTERRUPT]: interrupts } : latest;
+  };
+  return AsyncLocalStorageProviderSingleton.runWithConfig(
+    pickRunnableConfigKeys(config),
+    () => raceWithSignal(run(), config.signal),
+    true,
+  );
 }
 
 /** A writer LangGraph builds: its untraced runnable around a function (`ChannelWrite`, a branch's run). */

@@ -11,6 +11,7 @@ import {
   START,
   StateGraph,
 } from "@langchain/langgraph";
+import { Pregel } from "@langchain/langgraph/pregel";
 import { afterEach, describe, expect, test } from "vitest";
 import { leanGraph } from "../../src/graph/lean-graphs.js";
 import { routeOf } from "../../src/graph/route.js";
@@ -61,6 +62,11 @@ afterEach(() => {
   provider.runWithConfig = runWithConfig;
 });
 
+/** LangGraph's own `invoke` of `graph` (through `stream`), whatever `invoke` the graph has now. */
+// biome-ignore lint/suspicious/noExplicitAny: the graphs' value types differ from test to test
+const viaStream = (graph: unknown, input: unknown, config?: unknown): Promise<any> =>
+  Pregel.prototype.invoke.call(graph as never, input as never, config as never);
+
 describe("leanGraph: the branch that follows a Command", () => {
   test("takes out the Command branch LangGraph compiles into each node, and keeps the routes", () => {
     const plain = agentShaped().compile();
@@ -79,7 +85,8 @@ describe("leanGraph: the branch that follows a Command", () => {
     const before = await agentShaped().compile().invoke({});
     const plainRunnables = started;
     countRunnables();
-    const after = await leanGraph(agentShaped().compile()).invoke({});
+    // Through LangGraph's own invoke, as the plain graph runs: the direct one is counted apart below.
+    const after = await viaStream(leanGraph(agentShaped().compile()), {});
     expect(after).toEqual(before);
     expect(after.visits).toEqual(["model", "tools", "model", "tools", "model"]);
     // For each of the 6 tasks (START's, three model turns, two tool calls): the branch and its path, the
@@ -249,5 +256,84 @@ describe("leanGraph: the same runs as LangGraph's own graph", () => {
     expect(Object.hasOwn(tools, "invoke")).toBe(false);
     expect(start.invoke).toBe(own);
     expect(Object.hasOwn(compiled.nodes.model?.writers[0] ?? {}, "invoke")).toBe(true);
+  });
+});
+
+describe("leanGraph: invoke reads LangGraph's iterator directly", () => {
+  test("sets up one context for the run, not one for each step read through the stream", async () => {
+    countRunnables();
+    const lean = leanGraph(agentShaped().compile());
+    const streamed = await viaStream(lean, {});
+    const throughStream = started;
+    countRunnables();
+    const direct = await lean.invoke({});
+    expect(direct).toEqual(streamed);
+    // The five node tasks (three model turns, two tool calls), each in its context, and the run's own;
+    // the stream sets one up for each of its reads instead.
+    expect(started).toBe(6);
+    expect(throughStream).toBeGreaterThan(started);
+  });
+
+  test("a subgraph a node invokes reads and writes under the node's task: interrupted and resumed", async () => {
+    const run = async (lean: boolean) => {
+      const leaned = <T extends Parameters<typeof leanGraph>[0]>(g: T) => (lean ? leanGraph(g) : g);
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const inner = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      inner.addNode("ask", () => ({ visits: [`inner ${String(interrupt({ question: "go?" }))}`] }));
+      inner.addEdge(START, "ask");
+      const child = leaned(inner.compile());
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const outer = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      outer.addNode("before", () => ({ visits: ["before"] }));
+      // With a configurable of its own, which goes with the task's rather than in its place.
+      const invoked = (input: unknown) => child.invoke(input as never, { configurable: { caller: "visit" } });
+      outer.addNode("visit", async () => ({ visits: (await invoked({ visits: [] })).visits }));
+      outer.addEdge(START, "before");
+      outer.addEdge("before", "visit");
+      const checkpointer = new MemorySaver();
+      const graph = leaned(outer.compile({ checkpointer }));
+      const config = { configurable: { thread_id: "t" } };
+      const paused = (await graph.invoke({}, config)) as Record<string, unknown>;
+      const done = await graph.invoke(new Command({ resume: "yes" }), config);
+      const namespaces = new Set<string>();
+      for await (const saved of checkpointer.list({ configurable: { thread_id: "t" } })) {
+        namespaces.add(String(saved.config.configurable?.checkpoint_ns ?? "").split(":")[0] ?? "");
+      }
+      return {
+        paused: (paused[INTERRUPT] as { value: unknown }[]).map((i) => i.value),
+        done,
+        namespaces: [...namespaces].sort(),
+      };
+    };
+    const before = await run(false);
+    const after = await run(true);
+    expect(after).toEqual(before);
+    expect(after.done.visits).toEqual(["before", "inner yes"]);
+    expect(after.namespaces).toEqual(["", "visit"]);
+  });
+
+  test("a call in another stream mode, or with subgraphs, runs LangGraph's invoke", async () => {
+    const lean = leanGraph(agentShaped().compile());
+    const updates = await lean.invoke({}, { streamMode: "updates" });
+    expect(updates).toEqual(await agentShaped().compile().invoke({}, { streamMode: "updates" }));
+    expect(Array.isArray(updates)).toBe(true);
+  });
+
+  test("the caller's signal stops the run at once, even while a node does not heed it", async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+    const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+    graph.addNode("stuck", () => new Promise<never>(() => undefined));
+    graph.addEdge(START, "stuck");
+    const controller = new AbortController();
+    const invoked = leanGraph(graph.compile()).invoke({}, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("lease lost")), 10);
+    await expect(invoked).rejects.toThrow("lease lost");
+  });
+
+  test("a graph whose invoke is not LangGraph's own keeps it", async () => {
+    const compiled = agentShaped().compile();
+    const own = async () => ({ visits: ["own"] });
+    Object.defineProperty(compiled, "invoke", { value: own, configurable: true });
+    expect(leanGraph(compiled).invoke).toBe(own);
   });
 });
