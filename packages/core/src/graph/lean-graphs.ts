@@ -8,6 +8,7 @@ import {
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { getConfig, INTERRUPT, isInterrupted, type PregelNode } from "@langchain/langgraph";
 import { Pregel } from "@langchain/langgraph/pregel";
+import { callWithLightContext } from "./node-context.js";
 import { plainRunnable } from "./route.js";
 
 // What the runtime takes out of the graphs LangGraph compiles for it. Every runnable LangGraph starts
@@ -71,6 +72,9 @@ interface FunctionRunnable {
  *   (the runtime's routes, a launch's `items`) then runs in the context of the pass, not of the task:
  *   LangGraph's `getConfig()` there reads the graph's config. The node itself keeps its context: what it
  *   runs may ask for it (`interrupt()`, a nested model's callbacks).
+ * - **The `RunTree` LangChain builds for each call of a node** to carry its config, tracing or not:
+ *   without a tracer, a stand-in carries it, which becomes that `RunTree` when anything else reads it
+ *   (see `node-context.ts`). Only for a node's untraced `RunnableCallable`, whose `invoke` is its own.
  * - **The streams around `invoke`** (see {@link invokeDirectly}).
  * @internal
  */
@@ -89,7 +93,12 @@ export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
   }
   for (const node of Object.values(compiled.nodes)) {
     joinPlainWriters(node);
-    if (callableInvoke !== undefined) for (const writer of node.writers) callDirectly(writer, callableInvoke);
+    if (callableInvoke === undefined) continue;
+    for (const writer of node.writers) callDirectly(writer, callableInvoke);
+    const bound = node.bound as Partial<FunctionRunnable> & { invoke?: unknown };
+    if (bound.trace === false && bound.invoke === callableInvoke) {
+      callWithLightContext(bound, callableInvoke as Parameters<typeof callWithLightContext>[1]);
+    }
   }
   invokeDirectly(compiled);
   return compiled;
