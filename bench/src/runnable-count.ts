@@ -10,12 +10,15 @@ let counting: CallTimings | undefined;
 let installed = false;
 
 /**
- * Counts, while `run` runs, each runnable LangChain starts with a context of its own, into `timings` (row
- * {@link RUNNABLE_ROW}): every node, writer, route and stream step LangGraph runs goes through
- * `AsyncLocalStorageProviderSingleton.runWithConfig`, which configures a callback manager (reading
- * environment variables) and builds a LangSmith `RunTree` with a random id before it calls the runnable,
- * even with tracing off. The time counted is that setup, up to the call, not the runnable's own work.
- * The sides take turns and never run at once, so whichever side's execution runs started them.
+ * Counts, while `run` runs, each context LangChain sets up for a runnable, into `timings` (row
+ * {@link RUNNABLE_ROW}): every node, writer, route and stream step LangGraph runs as it compiles them goes
+ * through `AsyncLocalStorageProviderSingleton.runWithConfig`, which configures a callback manager
+ * (reading environment variables) and builds a LangSmith `RunTree` with a random id before it calls the
+ * runnable, even with tracing off. The time counted is that setup, up to the call, not the runnable's
+ * own work. The sides take turns and never run at once, so whichever side's execution runs started
+ * them. AGBoss's nodes carry their config in a stand-in instead (`graph/node-context.ts`): a node's
+ * context is counted only when its `RunTree` gets built, when something reads more of it, and then with
+ * that building's time.
  */
 export async function countRunnables<T>(timings: CallTimings, run: () => Promise<T>): Promise<T> {
   install();

@@ -125,7 +125,8 @@ type InvokeOptions = RunnableConfig & {
  * up as for a runnable (a callback manager configured from the environment). The direct one sets that
  * context up once for the whole run and races it with the caller's signal once, as `stream` does for
  * each step; it reads the run's config as `stream` does (the task's, when a node invokes the graph as
- * its subgraph) and keeps the last values and every interrupt, as LangGraph's `invoke` does. Only a
+ * its subgraph, but never the task's signal: the run has the caller's, or one of its own) and keeps the
+ * last values and every interrupt, as LangGraph's `invoke` does. Only a
  * graph whose `invoke` is `Pregel`'s own gets it, and only a call in `values` mode (the default)
  * without `subgraphs` takes it; others run LangGraph's.
  */
@@ -136,7 +137,7 @@ function invokeDirectly(compiled: CompiledStateGraphLike): void {
   const iterated = graph as IteratedGraph;
   Object.defineProperty(compiled, "invoke", {
     configurable: true,
-    value: (input: unknown, options?: InvokeOptions): Promise<unknown> => {
+    value: async (input: unknown, options?: InvokeOptions): Promise<unknown> => {
       const mode = options?.streamMode;
       if ((mode !== undefined && mode !== "values") || options?.subgraphs !== undefined) {
         return own.call(compiled as never, input as never, options as never);
@@ -159,7 +160,13 @@ function invokeIterated(graph: IteratedGraph, input: unknown, options: InvokeOpt
   if (ambient?.__pregel_read !== undefined && given.configurable?.__pregel_read === undefined) {
     given = { ...given, configurable: { ...ambient, ...given.configurable } };
   }
-  const config = ensureConfig({ recursionLimit: graph.config?.recursionLimit, ...given });
+  // A signal of its own where the caller gives none, as `stream` gives it: one read from the context
+  // would be the task's, when a node invokes the graph, which a sibling task's failure aborts.
+  const config = ensureConfig({
+    recursionLimit: graph.config?.recursionLimit,
+    ...given,
+    signal: options?.signal ?? new AbortController().signal,
+  });
   const run = async (): Promise<unknown> => {
     let latest: unknown;
     const interrupts: unknown[] = [];
@@ -171,9 +178,10 @@ function invokeIterated(graph: IteratedGraph, input: unknown, options: InvokeOpt
     if (latest === undefined || latest === null) return { [INTERRUPT]: interrupts };
     return typeof latest === "object" ? { ...latest, [INTERRUPT]: interrupts } : latest;
   };
+  const signal = options?.signal;
   return AsyncLocalStorageProviderSingleton.runWithConfig(
     pickRunnableConfigKeys(config),
-    () => raceWithSignal(run(), config.signal),
+    () => (signal === undefined ? run() : raceWithSignal(run(), signal)),
     true,
   );
 }

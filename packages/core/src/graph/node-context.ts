@@ -41,14 +41,16 @@ export function callWithLightContext(
         if (own === undefined) delete (provider as Partial<typeof provider>).runWithConfig;
         else Object.defineProperty(provider, "runWithConfig", own);
       };
-      provider.runWithConfig = ((config: RunnableConfig, callback: () => unknown, avoid?: boolean) => {
+      const light = ((config: RunnableConfig, callback: () => unknown, avoid?: boolean) => {
         restore();
         return runWithLightContext(langchain, config, callback, avoid);
       }) as RunWithConfig;
+      provider.runWithConfig = light;
       try {
         return callableInvoke.call(runnable, input, options);
       } finally {
-        restore();
+        // Not called (LangGraph's invoke failed first): put back, unless something replaced it since.
+        if (provider.runWithConfig === light) restore();
       }
     },
   });
@@ -63,20 +65,24 @@ function runWithLightContext<R>(
 ): R {
   const provider = AsyncLocalStorageProviderSingleton;
   if (avoidCreatingRootRunTree === true) return langchain.call(provider, config, callback, true) as R;
-  // As LangChain decides it: a tracer with a run to go under gives the context its own `RunTree`.
-  const manager = CallbackManager._configureSync(
-    config?.callbacks,
-    undefined,
-    config?.tags,
-    undefined,
-    config?.metadata,
-  );
-  const traced =
-    manager?.getParentRunId() !== undefined &&
-    manager.handlers.some((handler) => handler?.name === "langchain_tracer");
-  if (traced) return langchain.call(provider, config, callback, false) as R;
   const storage = provider.getInstance();
   const outer = storage.getStore() as Slot;
+  // As LangChain decides it: a tracer with a run to go under gives the context its own `RunTree`. The
+  // run comes from the config's callbacks or from a `RunTree` of the outer context: without either
+  // there is none, whatever the environment says, and the callbacks need not be configured to know.
+  if (config?.callbacks !== undefined || outer !== undefined) {
+    const manager = CallbackManager._configureSync(
+      config?.callbacks,
+      undefined,
+      config?.tags,
+      undefined,
+      config?.metadata,
+    );
+    const traced =
+      manager?.getParentRunId() !== undefined &&
+      manager.handlers.some((handler) => handler?.name === "langchain_tracer");
+    if (traced) return langchain.call(provider, config, callback, false) as R;
+  }
   // The `RunTree` LangChain would have built here: set up again in the outer context, so that it reads
   // what it read there.
   const built = () =>
@@ -85,32 +91,77 @@ function runWithLightContext<R>(
 }
 
 /**
- * The stand-in: its `extra` holds the config, as the `RunTree`'s would; any other read, write or
- * inspection (its context variables included) is made on that `RunTree`, built then.
+ * What a stand-in holds: the `extra` it answers with, how to build its `RunTree`, and that `RunTree` with
+ * its bound methods once built. (The proxy's target, so that one handler serves every stand-in.)
  */
-function standIn(config: RunnableConfig, built: () => object): object {
-  const extra = { [CONFIG_KEY]: config };
-  let runTree: object | undefined;
-  const real = (): object => {
-    runTree ??= built();
-    return runTree;
-  };
-  return new Proxy<object>(
-    {},
-    {
-      get: (_, key) => {
-        if (key === "extra" && runTree === undefined) return extra;
-        const target = real();
-        const value: unknown = Reflect.get(target, key, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-      has: (_, key) => (key === "extra" && runTree === undefined) || Reflect.has(real(), key),
-      set: (_, key, value) => Reflect.set(real(), key, value),
-      deleteProperty: (_, key) => Reflect.deleteProperty(real(), key),
-      defineProperty: (_, key, descriptor) => Reflect.defineProperty(real(), key, descriptor),
-      ownKeys: () => Reflect.ownKeys(real()),
-      getOwnPropertyDescriptor: (_, key) => Reflect.getOwnPropertyDescriptor(real(), key),
-      getPrototypeOf: () => Reflect.getPrototypeOf(real()),
-    },
-  );
+interface StandIn {
+  readonly extra: Record<PropertyKey, unknown>;
+  readonly build: () => object;
+  runTree: object | undefined;
+  methods: Map<PropertyKey, unknown> | undefined;
 }
+
+/**
+ * The stand-in: its `extra` holds what the `RunTree`'s would (the config, and the empty metadata of a
+ * `RunTree` built without any); any other read, write or inspection (its context variables included)
+ * is made on that `RunTree`, built then, whose `extra` becomes this one, with what was written to it.
+ */
+function standIn(config: RunnableConfig, build: () => object): object {
+  const state: StandIn = {
+    extra: { metadata: {}, [CONFIG_KEY]: config },
+    build,
+    runTree: undefined,
+    methods: undefined,
+  };
+  return new Proxy<StandIn>(state, STAND_IN);
+}
+
+/** The stand-in's `RunTree`, built on first need. */
+function runTreeOf(state: StandIn): object {
+  if (state.runTree === undefined) {
+    const runTree = state.build();
+    const { extra } = state;
+    const theirs = Reflect.get(runTree, "extra") as Record<PropertyKey, unknown> | undefined;
+    for (const key of Reflect.ownKeys(theirs ?? {})) if (!(key in extra)) extra[key] = theirs?.[key];
+    Reflect.set(runTree, "extra", extra);
+    state.runTree = runTree;
+  }
+  return state.runTree;
+}
+
+/**
+ * Every stand-in's handler. A method of the `RunTree` is bound to it once, so that reading it twice
+ * gives the same function; the stand-in cannot be frozen or given another prototype (its properties
+ * are the `RunTree`'s).
+ */
+const STAND_IN: ProxyHandler<StandIn> = {
+  get: (state, key) => {
+    if (key === "extra" && state.runTree === undefined) return state.extra;
+    const target = runTreeOf(state);
+    const value: unknown = Reflect.get(target, key, target);
+    if (typeof value !== "function" || key === "constructor" || Object.hasOwn(target, key)) return value;
+    state.methods ??= new Map();
+    let bound = state.methods.get(key);
+    if (bound === undefined) {
+      bound = value.bind(target);
+      state.methods.set(key, bound);
+    }
+    return bound;
+  },
+  has: (state, key) => (key === "extra" && state.runTree === undefined) || Reflect.has(runTreeOf(state), key),
+  set: (state, key, value) => {
+    state.methods?.delete(key);
+    return Reflect.set(runTreeOf(state), key, value);
+  },
+  deleteProperty: (state, key) => Reflect.deleteProperty(runTreeOf(state), key),
+  defineProperty: (state, key, descriptor) => {
+    state.methods?.delete(key);
+    return Reflect.defineProperty(runTreeOf(state), key, descriptor);
+  },
+  ownKeys: (state) => Reflect.ownKeys(runTreeOf(state)),
+  getOwnPropertyDescriptor: (state, key) => Reflect.getOwnPropertyDescriptor(runTreeOf(state), key),
+  getPrototypeOf: (state) => Reflect.getPrototypeOf(runTreeOf(state)),
+  setPrototypeOf: () => false,
+  isExtensible: () => true,
+  preventExtensions: () => false,
+};

@@ -4,6 +4,7 @@ import {
   Annotation,
   Command,
   END,
+  getConfig,
   INTERRUPT,
   interrupt,
   MemorySaver,
@@ -311,6 +312,48 @@ describe("leanGraph: invoke reads LangGraph's iterator directly", () => {
     expect(after).toEqual(before);
     expect(after.done.visits).toEqual(["before", "inner yes"]);
     expect(after.namespaces).toEqual(["", "visit"]);
+  });
+
+  test("a subgraph a node invokes runs on, as LangGraph's does, when a task beside the node fails", async () => {
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const run = async (lean: boolean) => {
+      const leaned = <T extends Parameters<typeof leanGraph>[0]>(g: T) => (lean ? leanGraph(g) : g);
+      /** For each run of the subgraph's node: whether its signal was aborted when it ended. */
+      const aborted: boolean[] = [];
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const inner = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      inner.addNode("slow", async () => {
+        await pause(30);
+        aborted.push(getConfig().signal?.aborted ?? false);
+        return { visits: ["slow"] };
+      });
+      inner.addEdge(START, "slow");
+      const child = leaned(inner.compile());
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const outer = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      outer.addNode("visit", async () => ({ visits: (await child.invoke({ visits: [] })).visits }));
+      outer.addNode("fails", async () => {
+        await pause(5);
+        throw new Error("tool down");
+      });
+      outer.addEdge(START, "visit");
+      outer.addEdge(START, "fails");
+      await expect(leaned(outer.compile()).invoke({})).rejects.toThrow("tool down");
+      await pause(60);
+      return aborted;
+    };
+    const lean = await run(true);
+    expect(lean).toEqual(await run(false));
+    expect(lean).toEqual([false]);
+  });
+
+  test("a config it cannot run with rejects the call, as LangGraph's invoke does, rather than throwing", async () => {
+    const lean = leanGraph(agentShaped().compile());
+    let invoked: Promise<unknown> | undefined;
+    expect(() => {
+      invoked = lean.invoke({}, { timeout: 0 });
+    }).not.toThrow();
+    await expect(invoked).rejects.toThrow(/positive/);
   });
 
   test("a call in another stream mode, or with subgraphs, runs LangGraph's invoke", async () => {

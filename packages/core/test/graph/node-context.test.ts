@@ -128,6 +128,38 @@ describe("a node's context: its config carried without building LangChain's RunT
     expect(provider.runWithConfig).toBe(before);
   });
 
+  test("a runWithConfig the node installs at its start is not taken back", async () => {
+    const provider = AsyncLocalStorageProviderSingleton;
+    const langchain = provider.runWithConfig;
+    const wrapper = ((...args: Parameters<typeof langchain>) =>
+      langchain.apply(provider, args)) as typeof langchain;
+    try {
+      await oneNode(() => {
+        provider.runWithConfig = wrapper;
+        return 1;
+      }, true).invoke({});
+      expect(provider.runWithConfig).toBe(wrapper);
+    } finally {
+      delete (provider as Partial<typeof provider>).runWithConfig;
+    }
+  });
+
+  test("reads as LangChain's RunTree does: its extra before and after it is built, a method read twice", async () => {
+    const run = async (lean: boolean) =>
+      (
+        await oneNode(() => {
+          const store = slot();
+          const extra = store.extra as Record<PropertyKey, unknown>;
+          const before = { metadata: extra.metadata, config: Object.getOwnPropertySymbols(extra).length };
+          const createChild = store.createChild;
+          return { before, sameExtra: store.extra === extra, sameMethod: createChild === store.createChild };
+        }, lean).invoke({})
+      ).seen[0];
+    const lean = await run(true);
+    expect(lean).toEqual(await run(false));
+    expect(lean).toEqual({ before: { metadata: {}, config: 1 }, sameExtra: true, sameMethod: true });
+  });
+
   test("a node LangGraph traces itself keeps LangGraph's invoke", () => {
     // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
     const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
