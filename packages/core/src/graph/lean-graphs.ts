@@ -3,6 +3,7 @@ import {
   pickRunnableConfigKeys,
   Runnable,
   type RunnableConfig,
+  RunnableSequence,
   raceWithSignal,
 } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
@@ -75,6 +76,8 @@ interface FunctionRunnable {
  * - **The `RunTree` LangChain builds for each call of a node** to carry its config, tracing or not:
  *   without a tracer, a stand-in carries it, which becomes that `RunTree` when anything else reads it
  *   (see `node-context.ts`). Only for a node's untraced `RunnableCallable`, whose `invoke` is its own.
+ * - **The sequence of a node's task, built for every task**, and its callbacks' machinery where there
+ *   are no callbacks (see {@link TaskSequence}).
  * - **The streams around `invoke`** (see {@link invokeDirectly}).
  * @internal
  */
@@ -99,6 +102,7 @@ export function leanGraph<T extends CompiledStateGraphLike>(compiled: T): T {
     if (bound.trace === false && bound.invoke === callableInvoke) {
       callWithLightContext(bound, callableInvoke as Parameters<typeof callWithLightContext>[1]);
     }
+    buildTaskOnce(node);
   }
   invokeDirectly(compiled);
   return compiled;
@@ -242,4 +246,55 @@ function withoutCommandBranch(node: PregelNode, routes: number): void {
   if (!Array.isArray((update as { writes?: unknown }).writes) || branch.getName() !== BRANCH_RUN) return;
   if (node.writers.filter((writer) => writer.getName() === BRANCH_RUN).length !== routes + 1) return;
   node.writers.splice(1, 1);
+}
+
+/**
+ * A node's task: its runnable, then its writers, as LangGraph's `RunnableSequence` runs them, built once
+ * for the node instead of for each of its tasks (`PregelNode.getNode`). A task with callbacks (a tracer,
+ * a handler of the caller's: LangGraph gives every task the run's, when the run has any) runs as that
+ * sequence, and a trace shows the same runs. Without them the sequence only configured callbacks to find
+ * none and copied the task's config for each step, so the steps get the task's config (a copy each)
+ * without that work. Either way the node's step is raced with the task's signal, and a signal aborted
+ * before the writers keeps them from running.
+ */
+class TaskSequence extends RunnableSequence {
+  override async invoke(input: unknown, options?: RunnableConfig): Promise<unknown> {
+    if (options?.callbacks !== undefined) return super.invoke(input, options);
+    const config: RunnableConfig = { ...options, runId: undefined };
+    const { signal } = config;
+    const { steps } = this;
+    let value = input;
+    for (const step of steps.slice(0, -1))
+      value = await raceWithSignal(step.invoke(value, { ...config }), signal);
+    if (signal?.aborted === true) throw abortError(signal);
+    return (steps[steps.length - 1] as Runnable).invoke(value, { ...config });
+  }
+}
+
+/** What an aborted signal rejects with, as LangChain's sequence reads it from the signal. */
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  return new Error(typeof reason === "string" ? reason : "Aborted");
+}
+
+/**
+ * Has the node hand LangGraph one {@link TaskSequence} for all its tasks, where what it builds for a task
+ * is LangGraph's `RunnableSequence` (its runnable with writers after it).
+ */
+function buildTaskOnce(node: PregelNode): void {
+  const built = node.getNode();
+  if (built === undefined || Object.getPrototypeOf(built) !== RunnableSequence.prototype) return;
+  const { steps } = built as RunnableSequence;
+  const [first] = steps;
+  const last = steps[steps.length - 1];
+  if (first === undefined || last === undefined || steps.length < 2) return;
+  const task = new TaskSequence({
+    first,
+    middle: steps.slice(1, -1),
+    last,
+    omitSequenceTags: true,
+    ...(node.tracePolicy === undefined ? {} : { tracePolicy: node.tracePolicy }),
+  });
+  Object.defineProperty(node, "getNode", { configurable: true, value: () => task });
 }

@@ -1,3 +1,4 @@
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Runnable } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import {
@@ -379,5 +380,48 @@ describe("leanGraph: invoke reads LangGraph's iterator directly", () => {
     const own = async () => ({ visits: ["own"] });
     Object.defineProperty(compiled, "invoke", { value: own, configurable: true });
     expect(leanGraph(compiled).invoke).toBe(own);
+  });
+});
+
+describe("leanGraph: a node's task", () => {
+  test("is built once for the node, not for each task", () => {
+    const model = leanGraph(agentShaped().compile()).nodes.model;
+    expect(model?.getNode()).toBeDefined();
+    expect(model?.getNode()).toBe(model?.getNode());
+    const plain = agentShaped().compile().nodes.model;
+    expect(plain?.getNode()).not.toBe(plain?.getNode());
+  });
+
+  test("shows the same runs to callbacks as LangGraph's own graph", async () => {
+    /** The runs a callback handler is told of that a trace shows (name and tags), in the order they start. */
+    const runsOf = async (graph: { invoke(input: unknown, config: unknown): Promise<unknown> }) => {
+      const runs: string[] = [];
+      const handler = new (class extends BaseCallbackHandler {
+        name = "runs";
+        override handleChainStart(...args: unknown[]) {
+          // (chain, inputs, runId, parentRunId, tags, metadata, runType, runName)
+          const tags = (args[4] ?? []) as string[];
+          if (!tags.includes("langsmith:hidden")) runs.push(`${String(args[7])} [${tags.join(", ")}]`);
+        }
+      })();
+      await graph.invoke({}, { callbacks: [handler] });
+      return runs;
+    };
+    const lean = await runsOf(leanGraph(agentShaped().compile()));
+    expect(lean).toEqual(await runsOf(agentShaped().compile()));
+    expect(lean.filter((run) => run.startsWith("model "))).toHaveLength(3);
+  });
+
+  test("ends when a task beside it fails, even while its node does not heed the signal", async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+    const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+    graph.addNode("stuck", () => new Promise<never>(() => undefined));
+    graph.addNode("fails", async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      throw new Error("tool down");
+    });
+    graph.addEdge(START, "stuck");
+    graph.addEdge(START, "fails");
+    await expect(leanGraph(graph.compile()).invoke({})).rejects.toThrow("tool down");
   });
 });
