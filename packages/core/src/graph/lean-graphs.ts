@@ -182,7 +182,8 @@ function invokeIterated(graph: IteratedGraph, input: unknown, options: InvokeOpt
     if (latest === undefined || latest === null) return { [INTERRUPT]: interrupts };
     return typeof latest === "object" ? { ...latest, [INTERRUPT]: interrupts } : latest;
   };
-  const signal = options?.signal;
+  // The caller's signal, with its timeout where it gave one (LangChain's config joins the two).
+  const signal = options?.signal !== undefined || options?.timeout !== undefined ? config.signal : undefined;
   return AsyncLocalStorageProviderSingleton.runWithConfig(
     pickRunnableConfigKeys(config),
     () => (signal === undefined ? run() : raceWithSignal(run(), signal)),
@@ -251,15 +252,21 @@ function withoutCommandBranch(node: PregelNode, routes: number): void {
 /**
  * A node's task: its runnable, then its writers, as LangGraph's `RunnableSequence` runs them, built once
  * for the node instead of for each of its tasks (`PregelNode.getNode`). A task with callbacks (a tracer,
- * a handler of the caller's: LangGraph gives every task the run's, when the run has any) runs as that
- * sequence, and a trace shows the same runs. Without them the sequence only configured callbacks to find
+ * a handler of the caller's: LangGraph gives every task the run's, when the run has any) or a timeout
+ * of its own runs as that sequence, and a trace shows the same runs. Without them the sequence only configured callbacks to find
  * none and copied the task's config for each step, so the steps get the task's config (a copy each)
  * without that work. Either way the node's step is raced with the task's signal, and a signal aborted
  * before the writers keeps them from running.
  */
 class TaskSequence extends RunnableSequence {
+  /** What a trace names it by: the sequence it stands for. */
+  override get lc_id(): string[] {
+    return [...this.lc_namespace, "RunnableSequence"];
+  }
+
   override async invoke(input: unknown, options?: RunnableConfig): Promise<unknown> {
-    if (options?.callbacks !== undefined) return super.invoke(input, options);
+    if (options?.callbacks !== undefined || options?.timeout !== undefined)
+      return super.invoke(input, options);
     const config: RunnableConfig = { ...options, runId: undefined };
     const { signal } = config;
     const { steps } = this;

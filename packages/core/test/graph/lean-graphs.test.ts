@@ -348,6 +348,32 @@ describe("leanGraph: invoke reads LangGraph's iterator directly", () => {
     expect(lean).toEqual([false]);
   });
 
+  test("a timeout given with the call ends it at its deadline, with the deadline's error, as LangGraph's", {
+    timeout: 3_000,
+  }, async () => {
+    const slow = () => {
+      // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
+      const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
+      graph.addNode(
+        "slow",
+        () => new Promise((resolve) => setTimeout(() => resolve({ visits: ["late"] }), 300)),
+      );
+      graph.addEdge(START, "slow");
+      return graph.compile();
+    };
+    const errorOf = (invoked: Promise<unknown>) =>
+      invoked.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    const plain = (await errorOf(slow().invoke({}, { timeout: 20 }))) as Error;
+    const began = Date.now();
+    const lean = (await errorOf(leanGraph(slow()).invoke({}, { timeout: 20 }))) as Error;
+    expect(Date.now() - began).toBeLessThan(250);
+    expect(lean.name).toBe(plain.name);
+    expect(lean.message).toBe(plain.message);
+  });
+
   test("a config it cannot run with rejects the call, as LangGraph's invoke does, rather than throwing", async () => {
     const lean = leanGraph(agentShaped().compile());
     let invoked: Promise<unknown> | undefined;
@@ -364,7 +390,9 @@ describe("leanGraph: invoke reads LangGraph's iterator directly", () => {
     expect(Array.isArray(updates)).toBe(true);
   });
 
-  test("the caller's signal stops the run at once, even while a node does not heed it", async () => {
+  test("the caller's signal stops the run at once, even while a node does not heed it", {
+    timeout: 3_000,
+  }, async () => {
     // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
     const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
     graph.addNode("stuck", () => new Promise<never>(() => undefined));
@@ -401,7 +429,8 @@ describe("leanGraph: a node's task", () => {
         override handleChainStart(...args: unknown[]) {
           // (chain, inputs, runId, parentRunId, tags, metadata, runType, runName)
           const tags = (args[4] ?? []) as string[];
-          if (!tags.includes("langsmith:hidden")) runs.push(`${String(args[7])} [${tags.join(", ")}]`);
+          const id = ((args[0] as { id?: string[] } | undefined)?.id ?? []).join(".");
+          if (!tags.includes("langsmith:hidden")) runs.push(`${String(args[7])} ${id} [${tags.join(", ")}]`);
         }
       })();
       await graph.invoke({}, { callbacks: [handler] });
@@ -412,7 +441,9 @@ describe("leanGraph: a node's task", () => {
     expect(lean.filter((run) => run.startsWith("model "))).toHaveLength(3);
   });
 
-  test("ends when a task beside it fails, even while its node does not heed the signal", async () => {
+  test("ends when a task beside it fails, even while its node does not heed the signal", {
+    timeout: 3_000,
+  }, async () => {
     // biome-ignore lint/suspicious/noExplicitAny: node names are dynamic in this test as in the runtime
     const graph = new StateGraph(State) as unknown as StateGraph<any, any, any, string>;
     graph.addNode("stuck", () => new Promise<never>(() => undefined));
