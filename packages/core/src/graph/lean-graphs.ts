@@ -15,11 +15,12 @@ import { plainRunnable } from "./route.js";
 // What the runtime takes out of the graphs LangGraph compiles for it. Every runnable LangGraph starts
 // for a task configures a callback manager and builds a LangSmith `RunTree` with a random id to carry
 // its config, tracing or not (about 20 µs each on Node 26), and comes with its promises and config
-// objects. Three kinds do nothing this runtime needs: the branch that follows a `Command` a node
-// returns, and the context set up around the mapper of a node's update and around its writers. Each is
-// found by how LangGraph 1.7 compiles a `StateGraph`; what is built otherwise is left as it is, and
-// `lean-graphs.test.ts` fails, so an upgrade says so. The graph's `invoke` loses the streams `stream`
-// builds around its steps, and the context it sets up for each of them.
+// objects. Much of that does nothing this runtime needs: the branch that follows a `Command` a node
+// returns, the context set up around the mapper of a node's update and around its writers, the
+// `RunTree` built around each node call, the sequence LangGraph builds for every task, and the streams
+// `stream` builds around the steps `invoke` reads (see {@link leanGraph}). Each is found by how
+// LangGraph 1.7 compiles and runs a `StateGraph`; what is built otherwise is left as it is, and
+// `lean-graphs.test.ts` fails, so an upgrade says so.
 
 /** The name LangGraph gives the runnable of every branch it compiles into a node's writers. */
 const BRANCH_RUN = "<branch_run>";
@@ -253,9 +254,9 @@ function withoutCommandBranch(node: PregelNode, routes: number): void {
  * A node's task: its runnable, then its writers, as LangGraph's `RunnableSequence` runs them, built once
  * for the node instead of for each of its tasks (`PregelNode.getNode`). A task with callbacks (a tracer,
  * a handler of the caller's: LangGraph gives every task the run's, when the run has any) or a timeout
- * of its own runs as that sequence, and a trace shows the same runs. Without them the sequence only configured callbacks to find
- * none and copied the task's config for each step, so the steps get the task's config (a copy each)
- * without that work. Either way the node's step is raced with the task's signal, and a signal aborted
+ * of its own runs as that sequence, and a trace shows the same runs. Without them the sequence only
+ * configured callbacks to find none and copied the task's config for each step, so the steps get the
+ * task's config (a copy each) without that work. Either way the node's step is raced with the task's signal, and a signal aborted
  * before the writers keeps them from running.
  */
 class TaskSequence extends RunnableSequence {
@@ -269,12 +270,11 @@ class TaskSequence extends RunnableSequence {
       return super.invoke(input, options);
     const config: RunnableConfig = { ...options, runId: undefined };
     const { signal } = config;
-    const { steps } = this;
-    let value = input;
-    for (const step of steps.slice(0, -1))
-      value = await raceWithSignal(step.invoke(value, { ...config }), signal);
+    // Its parts as they are: `steps` would build an array of them for every task.
+    let value = await raceWithSignal(this.first.invoke(input, { ...config }), signal);
+    for (const step of this.middle) value = await raceWithSignal(step.invoke(value, { ...config }), signal);
     if (signal?.aborted === true) throw abortError(signal);
-    return (steps[steps.length - 1] as Runnable).invoke(value, { ...config });
+    return this.last.invoke(value, { ...config });
   }
 }
 
